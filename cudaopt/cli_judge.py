@@ -1,0 +1,97 @@
+"""`cudaopt check`, and `verify` / `profile` for use inside an agent workspace."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from cudaopt.judge import JudgeOptions, Verdict, check
+from cudaopt.report import render_verdict
+
+DeviceOpt = typer.Option(None, "--device", help="cuda or cpu (default: cuda when present)")
+JsonOpt = typer.Option(None, "--json", help="write the JSON verdict to this path ('-': stdout)")
+AtolOpt = typer.Option(1e-2, "--atol", help="absolute tolerance")
+RtolOpt = typer.Option(1e-2, "--rtol", help="relative tolerance")
+TrialsOpt = typer.Option(5, "--trials", min=1, help="verification trials, each on fresh inputs")
+AllowOpt = typer.Option([], "--allow", help="aten operator the candidate may run (repeatable, "
+                        "e.g. --allow mm; '*' allows all)")
+TimeoutOpt = typer.Option(120.0, "--timeout", help="seconds per candidate step before it is killed")
+ModeOpt = typer.Option("default", "--compile-mode", help="torch.compile mode of the baseline")
+BudgetOpt = typer.Option(20.0, "--time-budget", help="seconds of timing before giving up on "
+                         "a small spread")
+
+
+def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None) -> None:
+    err = Console(stderr=True)
+    out = Console(stderr=json_path == "-")
+    with err.status("judging") as status:
+        verdict = check(model, candidate, options, lambda msg: status.update(msg))
+    render_verdict(verdict, out)
+    if json_path == "-":
+        import json
+
+        sys.stdout.write(json.dumps(verdict.to_json(), indent=2) + "\n")
+    elif json_path:
+        verdict.write(Path(json_path))
+    _record(candidate, verdict)
+    raise typer.Exit(verdict.exit_code)
+
+
+def _record(candidate: Path, verdict: Verdict) -> None:
+    """Inside an agent run, leave a copy of what was judged for the loop to re-check."""
+    record_dir = os.environ.get("CUDAOPT_RECORD_DIR")
+    if record_dir:
+        from cudaopt.agent.records import record
+
+        record(Path(record_dir), candidate, verdict)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check")
+    def check_cmd(
+        model: Path = typer.Argument(..., help="task file (KernelBench format)"),
+        candidate: Path = typer.Argument(..., help="candidate model_new.py"),
+        device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
+        rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
+        timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
+        time_budget: float = BudgetOpt,
+        profile: bool = typer.Option(True, "--profile/--no-profile", help="time it too"),
+        compile_baseline: bool = typer.Option(True, "--compile-baseline/--no-compile-baseline"),
+        ceiling: float = typer.Option(10.0, "--ceiling", help="speedups above this are "
+                                      "re-measured and flagged"),
+    ) -> None:
+        """Build, verify and time CANDIDATE against MODEL. Exit 0 only if correct and clean;
+        2 bad input, 3 build failure, 4 wrong result, 5 rule violation, 6 crash or timeout."""
+        options = JudgeOptions(device=device, atol=atol, rtol=rtol, trials=trials, allow=allow,
+                               timeout_s=timeout, compile_mode=compile_mode,
+                               time_budget_s=time_budget, profile=profile,
+                               compile_baseline=compile_baseline, ceiling=ceiling)
+        _judge(model, candidate, options, json_path)
+
+    @app.command("verify")
+    def verify_cmd(
+        model: Path = typer.Argument(Path("model.py")),
+        candidate: Path = typer.Argument(Path("model_new.py")),
+        device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
+        rtol: float = RtolOpt, trials: int = TrialsOpt, timeout: float = TimeoutOpt,
+    ) -> None:
+        """Build and verify the workspace's model_new.py (no timing)."""
+        options = JudgeOptions(device=device, atol=atol, rtol=rtol, trials=trials,
+                               timeout_s=timeout, profile=False)
+        _judge(model, candidate, options, json_path)
+
+    @app.command("profile")
+    def profile_cmd(
+        model: Path = typer.Argument(Path("model.py")),
+        candidate: Path = typer.Argument(Path("model_new.py")),
+        device: str = DeviceOpt, json_path: str = JsonOpt, timeout: float = TimeoutOpt,
+        compile_mode: str = ModeOpt, time_budget: float = BudgetOpt,
+    ) -> None:
+        """Build, verify and time the workspace's model_new.py against eager and torch.compile."""
+        options = JudgeOptions(device=device, timeout_s=timeout, compile_mode=compile_mode,
+                               time_budget_s=time_budget)
+        _judge(model, candidate, options, json_path)

@@ -1,0 +1,119 @@
+"""`check`: build, verify and time one candidate against its task; returns a `Verdict`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cudaopt.judge import scan
+from cudaopt.judge.build import build_kernels
+from cudaopt.judge.options import JudgeOptions
+from cudaopt.judge.runner import WorkerFailure
+from cudaopt.judge.session import Session
+from cudaopt.judge.verdict import Status, Verdict, milestone_reward
+from cudaopt.task import BadInput, validate_candidate, validate_task
+
+Progress = Callable[[str], None]
+
+
+def resolve_device(requested: str | None) -> str:
+    import torch
+
+    if requested in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise BadInput("--device cuda was asked for, but no CUDA device is available "
+                       "(check nvidia-smi and that torch is a CUDA build), or use --device cpu")
+    if requested not in ("cuda", "cpu"):
+        raise BadInput(f"unknown device {requested!r}: use cuda or cpu")
+    return requested
+
+
+def default_build_dir(candidate: Path, device: str) -> Path:
+    """Beside the candidate, inside the self-ignoring `.cudaopt/` folder, one per device."""
+    root = candidate.resolve().parent / ".cudaopt"
+    root.mkdir(exist_ok=True)
+    if not (root / ".gitignore").exists():
+        (root / ".gitignore").write_text("*\n")
+    return root / f"build-{device}"
+
+
+def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
+          progress: Progress | None = None) -> Verdict:
+    """Judge `candidate` (a model_new.py) against `task`. Never raises for candidate faults."""
+    options = options or JudgeOptions()
+    say = progress or (lambda message: None)
+    verdict = Verdict()
+    try:
+        validate_task(task)
+        validate_candidate(candidate)
+        verdict.device = resolve_device(options.device)
+    except BadInput as exc:
+        verdict.status, verdict.error = Status.BAD_INPUT, str(exc)
+        return verdict
+    findings = scan.scan_candidate(candidate)
+    verdict.violations += [f.text for f in findings if f.severity == "violation"]
+    verdict.warnings += [f.text for f in findings if f.severity == "warning"]
+    build_dir = _build(candidate, verdict, options, say)
+    if verdict.status is Status.BUILD_FAILED:
+        return verdict
+    with Session(options, verdict.device) as session:
+        try:
+            _run(session, task, candidate, build_dir, verdict, say)
+        except WorkerFailure as exc:
+            _fail(verdict, exc, session)
+    if verdict.violations and verdict.status is Status.OK:
+        verdict.status = Status.VIOLATION
+    verdict.reward = milestone_reward(verdict, options.margin)
+    return verdict
+
+
+def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
+           say: Progress) -> Path | None:
+    kernels = candidate.resolve().parent / "kernels"
+    if not kernels.is_dir():
+        return None
+    say("building kernels/")
+    build_dir = options.build_dir or default_build_dir(candidate, verdict.device)
+    result = build_kernels(kernels, build_dir, options.build_timeout_s)
+    verdict.build_s = result.seconds
+    if not result.ok:
+        verdict.status = Status.BUILD_FAILED
+        verdict.error = _tail(result.log, 6000)
+    return build_dir
+
+
+def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
+         verdict: Verdict, say: Progress) -> None:
+    from cudaopt.judge.profile import profile
+    from cudaopt.judge.verify import load, verify
+
+    options = session.options
+    load(session, task, candidate, build_dir, verdict, say)
+    if verdict.status is not Status.OK:
+        return
+    started = time.perf_counter()
+    verify(session, verdict, say)
+    verdict.verify_s = time.perf_counter() - started
+    if verdict.status is not Status.OK or verdict.violations or not options.profile:
+        return
+    started = time.perf_counter()
+    profile(session, verdict, say)
+    verdict.profile_s = time.perf_counter() - started
+
+
+def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:
+    """Map a worker failure to a verdict; a failing reference means the task itself is bad."""
+    if exc.kind == "reference":
+        verdict.status = Status.BAD_INPUT
+        verdict.error = f"the task itself failed to run:\n{exc}"
+        return
+    verdict.status = Status.TIMEOUT if exc.kind == "timeout" else Status.CRASH
+    verdict.error = f"candidate {exc.kind}: {exc}"
+    if exc.kind == "timeout":
+        verdict.error += "\n" + session.candidate.log_tail()
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]

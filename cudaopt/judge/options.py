@@ -1,0 +1,36 @@
+"""Settings of one judgement; plain data so the CLI, the agent and tests share one shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class JudgeOptions:
+    """How to judge a candidate.
+
+    `device=None` picks CUDA when a GPU is present, else CPU. `seed=None` draws a secret
+    seed per run, which is the only safe choice outside tests: a known seed lets a
+    candidate precompute its answers.
+    """
+
+    device: str | None = None
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    trials: int = 5
+    allow: list[str] = field(default_factory=list)  # extra aten ops the candidate may run
+    timeout_s: float = 120.0  # per worker step (import + build, one trial, one timing round)
+    build_timeout_s: float = 600.0
+    compile_mode: str = "default"
+    time_budget_s: float = 20.0  # timing stops once the spread is small or this is spent
+    min_rounds: int = 5
+    max_rounds: int = 30
+    target_spread: float = 0.02  # relative half-IQR of per-round speedup ratios
+    margin: float = 0.05  # "faster" means faster by this much beyond the noise
+    ceiling: float = 10.0  # speedups above this are re-measured and flagged
+    profile: bool = True  # False: build + verify only
+    compile_baseline: bool = True
+    seed: int | None = None
+    build_dir: Path | None = None
+    cache_dir: Path | None = None  # torch.compile / load_inline caches; default user cache

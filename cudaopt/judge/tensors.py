@@ -1,0 +1,170 @@
+"""Inputs drawn on the target device, outputs passed between processes, and their comparison.
+
+Outputs cross the process boundary as raw bytes in memory-mapped files plus a JSON manifest:
+no pickle, so a hostile candidate process cannot make the judge execute anything, and the
+judge side maps the bytes without copying them through a pipe.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+_manual_seed = torch.manual_seed  # captured before any candidate code can replace it
+_DTYPES = {str(d): d for d in (
+    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+    torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128,
+)}
+
+
+def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
+    """`get_inputs()` under a seeded generator, built directly on `device`.
+
+    KernelBench tasks build multi-GB tensors; drawing them on the GPU instead of the CPU
+    turns minutes into milliseconds. Tensors a task pins to the CPU are moved afterwards.
+    """
+    _manual_seed(seed)
+    with torch.device(device):
+        inputs = list(task.get_inputs())
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def clone_inputs(inputs: list[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _is_return_type(o: Any) -> bool:
+    """torch's own named tuples (`torch.max` and friends) count as plain tuples."""
+    return isinstance(o, tuple) and type(o).__module__ == "torch.return_types"
+
+
+def flatten(obj: Any, path: str = "out") -> tuple[Any, list[tuple[str, torch.Tensor]]]:
+    """Split nested outputs into a JSON skeleton and (path, tensor) leaves.
+
+    Only plain `torch.Tensor` leaves are accepted: a subclass or lazy object could compute
+    its values when read, outside the timed and guarded call.
+    """
+    leaves: list[tuple[str, torch.Tensor]] = []
+
+    def walk(o: Any, p: str) -> Any:
+        if type(o) is torch.Tensor or type(o) is torch.nn.Parameter:
+            leaves.append((p, o))
+            return {"tensor": p}
+        if isinstance(o, torch.Tensor):
+            raise TypeError(f"{p} is a {type(o).__name__}, not a plain torch.Tensor")
+        if type(o) in (list, tuple) or _is_return_type(o):
+            kind = "list" if type(o) is list else "tuple"
+            return {kind: [walk(v, f"{p}[{i}]") for i, v in enumerate(tuple(o))]}
+        if type(o) is dict:
+            return {"dict": {str(k): walk(v, f"{p}[{k!r}]") for k, v in o.items()}}
+        if o is None or type(o) in (int, float, bool, str):
+            return {"value": o}
+        raise TypeError(f"{p} is a {type(o).__name__}; outputs must be tensors or containers")
+
+    return walk(obj, path), leaves
+
+
+def write_outputs(outputs: Any, out_dir: Path, tag: str) -> dict[str, Any]:
+    """Copy output tensors into memory-mapped files under `out_dir`; returns the manifest."""
+    skeleton, leaves = flatten(outputs)
+    files = {}
+    for i, (p, t) in enumerate(leaves):
+        name = out_dir / f"{tag}-{i}.bin"
+        flat = t.detach().contiguous().reshape(-1)
+        nbytes = flat.numel() * flat.element_size()
+        if nbytes:
+            target = torch.from_file(str(name), shared=True, size=nbytes, dtype=torch.uint8)
+            target.copy_(flat.view(torch.uint8).cpu() if flat.is_cuda else flat.view(torch.uint8))
+            del target
+        files[p] = {"file": str(name), "dtype": str(t.dtype), "shape": list(t.shape)}
+    return {"skeleton": skeleton, "tensors": files}
+
+
+def read_outputs(manifest: dict[str, Any], device: torch.device) -> Any:
+    """Rebuild nested outputs from a manifest written by `write_outputs`."""
+    tensors = manifest["tensors"]
+
+    def load(p: str) -> torch.Tensor:
+        meta = tensors[p]
+        dtype = _DTYPES[meta["dtype"]]
+        numel = 1
+        for s in meta["shape"]:
+            numel *= s
+        if numel == 0:
+            return torch.empty(meta["shape"], dtype=dtype, device=device)
+        raw = torch.from_file(meta["file"], shared=False, size=numel * dtype.itemsize,
+                              dtype=torch.uint8)
+        return raw.view(dtype).reshape(meta["shape"]).to(device)
+
+    def build(node: dict[str, Any]) -> Any:
+        (kind, val), = node.items()
+        if kind == "tensor":
+            return load(val)
+        if kind in ("list", "tuple"):
+            items = [build(v) for v in val]
+            return items if kind == "list" else tuple(items)
+        if kind == "dict":
+            return {k: build(v) for k, v in val.items()}
+        return val
+
+    return build(manifest["skeleton"])
+
+
+def describe(outputs: Any) -> list[dict[str, Any]]:
+    """Shapes and dtypes of the output leaves: what a candidate process may know in advance."""
+    _, leaves = flatten(outputs)
+    return [{"dtype": str(t.dtype), "numel": t.numel()} for _, t in leaves]
+
+
+def compare(ref: Any, cand: Any, atol: float, rtol: float, path: str = "out") -> list[str]:
+    """Readable differences between reference and candidate outputs; empty when they agree.
+
+    Tolerance is |cand - ref| <= atol + rtol * |ref| elementwise, NaNs matching NaNs.
+    """
+    if isinstance(ref, torch.Tensor):
+        if not isinstance(cand, torch.Tensor):
+            return [f"{path}: expected a tensor, got {type(cand).__name__}"]
+        if cand.shape != ref.shape:
+            return [f"{path}: shape {tuple(cand.shape)}, expected {tuple(ref.shape)}"]
+        if cand.dtype != ref.dtype:
+            return [f"{path}: dtype {cand.dtype}, expected {ref.dtype}"]
+        return _compare_values(ref, cand.to(ref.device), atol, rtol, path)
+    if isinstance(ref, (list, tuple)):
+        if not isinstance(cand, (list, tuple)) or len(cand) != len(ref):
+            got = len(cand) if isinstance(cand, (list, tuple)) else type(cand).__name__
+            return [f"{path}: expected a sequence of {len(ref)} outputs, got {got}"]
+        return [m for i, (r, c) in enumerate(zip(ref, cand, strict=True)) for m in
+                compare(r, c, atol, rtol, f"{path}[{i}]")]
+    if isinstance(ref, dict):
+        if not isinstance(cand, dict) or set(map(str, cand)) != set(map(str, ref)):
+            return [f"{path}: expected keys {sorted(map(str, ref))}"]
+        cand_by_key = {str(k): v for k, v in cand.items()}
+        return [m for k, r in ref.items() for m in
+                compare(r, cand_by_key[str(k)], atol, rtol, f"{path}[{k!r}]")]
+    if isinstance(ref, float) and isinstance(cand, (int, float)):
+        ok = abs(cand - ref) <= atol + rtol * abs(ref)
+        return [] if ok else [f"{path}: {cand!r}, expected {ref!r}"]
+    return [] if cand == ref else [f"{path}: {cand!r}, expected {ref!r}"]
+
+
+def _compare_values(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float,
+                    path: str) -> list[str]:
+    if ref.dtype == torch.bool or not (ref.is_floating_point() or ref.is_complex()):
+        bad = cand != ref
+    else:
+        bad = ~torch.isclose(cand, ref, rtol=rtol, atol=atol, equal_nan=True)
+    count = int(bad.sum())
+    if count == 0:
+        return []
+    idx = bad.nonzero()[:5].tolist()
+    lines = [f"{path}: {count} of {ref.numel()} elements differ"]
+    if ref.is_floating_point():
+        diff = (cand.double() - ref.double()).abs()
+        diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+        lines[0] += f" (max abs diff {float(diff.max()):.4g})"
+    for i in idx:
+        at = tuple(i)
+        lines.append(f"  at {at}: got {cand[at].item()!r}, expected {ref[at].item()!r}")
+    return lines

@@ -1,0 +1,146 @@
+"""The judge's verdict: the JSON contract outside scripts read, the reward, the exit code."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+
+class Status(str, Enum):
+    """Outcome of one judgement; each maps to a distinct exit code of `cudaopt check`."""
+
+    OK = "ok"
+    BAD_INPUT = "bad_input"
+    BUILD_FAILED = "build_failed"
+    WRONG = "wrong"
+    VIOLATION = "violation"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+
+
+EXIT_CODES: dict[Status, int] = {
+    Status.OK: 0,
+    Status.BAD_INPUT: 2,
+    Status.BUILD_FAILED: 3,
+    Status.WRONG: 4,
+    Status.VIOLATION: 5,
+    Status.CRASH: 6,
+    Status.TIMEOUT: 6,
+}
+
+
+@dataclass
+class Timing:
+    """Median and spread of one timed callable, in milliseconds."""
+
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    samples: int
+    host_median_ms: float | None = None  # host clock around call + device sync (cross-check)
+
+    @property
+    def spread_ms(self) -> float:
+        return self.q3_ms - self.q1_ms
+
+
+@dataclass
+class Verdict:
+    """Everything the judge found about one candidate.
+
+    `speedup_vs_*` are medians of per-round ratios; `speedup_vs_*_low` their lower quartile.
+    "Faster" in the reward uses the lower quartile, so noise never makes a candidate faster.
+    """
+
+    status: Status = Status.OK
+    compiled: bool = False
+    correct: bool = False
+    violations: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""
+    mismatch: list[str] = field(default_factory=list)  # first mismatching elements, readable
+    device: str = ""
+    device_name: str = ""
+    torch_version: str = ""
+    build_s: float | None = None
+    verify_s: float | None = None
+    profile_s: float | None = None
+    trials: int = 0
+    eager: Timing | None = None
+    compiled_baseline: Timing | None = None
+    candidate: Timing | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    speedup_vs_eager_low: float | None = None
+    speedup_vs_compile_low: float | None = None
+    remeasured: bool = False
+    reward: float = -1.0
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    @property
+    def clean(self) -> bool:
+        return self.compiled and self.correct and not self.violations
+
+    @property
+    def accepted(self) -> bool:
+        """Correct, clean and faster than torch.compile beyond noise: what a run commits."""
+        return self.clean and self.reward >= 3
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = self.status.value
+        data.pop("compiled_baseline")
+        for name, timing in (
+            ("eager", self.eager),
+            ("compile", self.compiled_baseline),
+            ("candidate", self.candidate),
+        ):
+            data.pop(name, None)
+            data[f"{name}_ms"] = timing.median_ms if timing else None
+            data[f"{name}_spread_ms"] = timing.spread_ms if timing else None
+            data[f"{name}_timing"] = asdict(timing) if timing else None
+        data["exit_code"] = self.exit_code
+        data["accepted"] = self.accepted
+        return data
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """Rebuild a verdict from `to_json` output (run reports re-rendered later)."""
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in data.items() if k in known and not k.endswith("_timing")}
+        kwargs["status"] = Status(data["status"])
+        kwargs.pop("compiled_baseline", None)
+        verdict = cls(**kwargs)
+        for attr, key in (
+            ("eager", "eager_timing"),
+            ("compiled_baseline", "compile_timing"),
+            ("candidate", "candidate_timing"),
+        ):
+            if data.get(key):
+                setattr(verdict, attr, Timing(**data[key]))
+        return verdict
+
+
+def milestone_reward(verdict: Verdict, margin: float) -> float:
+    """CUDA Agent's milestone reward: -1 broken, 1 correct, 2 beats eager, 3 beats both.
+
+    Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing.
+    """
+    if not verdict.clean:
+        return -1.0
+    floor = 1.0 + margin
+    beats_eager = (verdict.speedup_vs_eager_low or 0.0) > floor
+    beats_compile = (verdict.speedup_vs_compile_low or 0.0) > floor
+    if beats_eager and beats_compile:
+        return 3.0
+    return 2.0 if beats_eager else 1.0

@@ -1,0 +1,75 @@
+"""Child-process entry point: `python -m cudaopt.judge.worker reference|candidate`.
+
+Commands arrive as JSON lines on stdin; replies go out as JSON lines on a separate pipe
+(the side channel named by CUDAOPT_REPLY_FD), so whatever the candidate prints on stdout
+cannot be mistaken for a reply. Only the candidate worker ever imports candidate code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import a file as a module under `name`, with its folder importable (sibling imports)."""
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.device) -> Any:
+    """Construct on the device under a fixed seed; `no_grad` matches how users run inference."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = cls(*init_inputs)
+    return model.to(device)
+
+
+def serve(handlers: dict[str, Any]) -> None:
+    reply = os.fdopen(int(os.environ["CUDAOPT_REPLY_FD"]), "w", buffering=1)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        try:
+            result = handlers[cmd["op"]](cmd)
+            result.setdefault("ok", True)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a reply
+            result = {"ok": False, "kind": type(exc).__name__,
+                      "error": "".join(traceback.format_exception(exc))[-6000:]}
+        reply.write(json.dumps(result) + "\n")
+        if cmd["op"] == "exit":
+            break
+    reply.close()
+
+
+def main() -> None:
+    role = sys.argv[1]
+    torch.set_grad_enabled(False)
+    if role == "reference":
+        from cudaopt.judge.reference import ReferenceWorker
+
+        serve(ReferenceWorker().handlers())
+    else:
+        from cudaopt.judge.candidate import CandidateWorker
+
+        serve(CandidateWorker().handlers())
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: a broken extension may crash in destructors
+
+
+if __name__ == "__main__":
+    main()

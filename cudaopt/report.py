@@ -1,0 +1,66 @@
+"""Rendering a verdict for people: rich in a terminal, plain text when piped."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from cudaopt.judge.verdict import Status, Timing, Verdict
+
+_HEADLINES = {
+    Status.OK: "correct and clean",
+    Status.BAD_INPUT: "bad input",
+    Status.BUILD_FAILED: "build failed",
+    Status.WRONG: "wrong result",
+    Status.VIOLATION: "rule violation",
+    Status.CRASH: "candidate crashed",
+    Status.TIMEOUT: "candidate timed out",
+}
+
+
+def _ms(t: Timing | None) -> str:
+    return "-" if t is None else f"{t.median_ms:.4f} ms ± {t.spread_ms / 2:.4f}"
+
+
+def _x(value: float | None, low: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x (low {low:.2f}x)"
+
+
+def render_verdict(verdict: Verdict, console: Console) -> None:
+    """The report of `cudaopt check`: status, build, timings with spread, speedups, reward."""
+    style = "green" if verdict.status is Status.OK else "red"
+    console.print(f"[bold {style}]{_HEADLINES[verdict.status]}[/]  "
+                  f"reward {verdict.reward:g}  device {verdict.device_name or verdict.device}"
+                  + (f"  torch {verdict.torch_version}" if verdict.torch_version else ""))
+    if verdict.build_s is not None:
+        console.print(f"build {verdict.build_s:.1f} s", highlight=False)
+    if verdict.trials:
+        console.print(f"verified on {verdict.trials} trial(s) with fresh inputs"
+                      + (f" in {verdict.verify_s:.1f} s" if verdict.verify_s else ""))
+    if verdict.candidate is not None:
+        table = Table(show_header=True, header_style="bold")
+        for col in ("", "median (± half IQR)", "min", "speedup"):
+            table.add_column(col)
+        rows = [("eager", verdict.eager, None, None),
+                ("torch.compile", verdict.compiled_baseline, None, None),
+                ("candidate", verdict.candidate, None, None)]
+        for name, timing, _, _ in rows:
+            if timing is None:
+                continue
+            speed = ""
+            if name == "eager":
+                speed = _x(verdict.speedup_vs_eager, verdict.speedup_vs_eager_low)
+            elif name == "torch.compile":
+                speed = _x(verdict.speedup_vs_compile, verdict.speedup_vs_compile_low)
+            table.add_row(name, _ms(timing), f"{timing.min_ms:.4f} ms", speed)
+        console.print(table)
+        console.print("speedup = baseline / candidate, median over interleaved rounds; "
+                      "'low' is the lower quartile, which the reward uses")
+    for v in verdict.violations:
+        console.print(f"[red]violation:[/] {v}", highlight=False)
+    for w in verdict.warnings:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    for line in verdict.mismatch[:12]:
+        console.print(line, highlight=False, markup=False)
+    if verdict.error:
+        console.print(verdict.error.rstrip(), highlight=False, markup=False)
