@@ -21,7 +21,7 @@ AllowOpt = typer.Option([], "--allow", help="aten operator the candidate may run
                         "e.g. --allow mm; '*' allows all)")
 TimeoutOpt = typer.Option(120.0, "--timeout", help="seconds per candidate step before it is killed")
 ModeOpt = typer.Option("default", "--compile-mode", help="torch.compile mode of the baseline")
-BudgetOpt = typer.Option(20.0, "--time-budget", help="seconds of timing before giving up on "
+BudgetOpt = typer.Option(10.0, "--time-budget", help="seconds of timing before giving up on "
                          "a small spread")
 
 

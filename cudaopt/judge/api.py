@@ -55,10 +55,12 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     findings = scan.scan_candidate(candidate)
     verdict.violations += [f.text for f in findings if f.severity == "violation"]
     verdict.warnings += [f.text for f in findings if f.severity == "warning"]
-    build_dir = _build(candidate, verdict, options, say)
-    if verdict.status is Status.BUILD_FAILED:
-        return verdict
     with Session(options, verdict.device) as session:
+        if options.profile:
+            session.start_baseline(task)
+        build_dir = _build(candidate, verdict, options, say)
+        if verdict.status is Status.BUILD_FAILED:
+            return verdict
         try:
             _run(session, task, candidate, build_dir, verdict, say)
         except WorkerFailure as exc:

@@ -44,7 +44,7 @@ def _cuda_home() -> Path | None:
     nvcc = shutil.which("nvcc")
     if nvcc:
         real = Path(os.path.realpath(nvcc))
-        if real.parent.name == "bin" and (real.parent.parent / "include").is_dir():
+        if (real.parent.parent / "include" / "cuda_runtime.h").is_file():
             return real.parent.parent
     for guess in (Path("/usr/local/cuda"),):
         if (guess / "bin" / "nvcc").exists():
@@ -155,5 +155,5 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float) -> Build
         return BuildResult(False, build_dir, 0.0, "ninja not found: pip install ninja", [])
     log = proc.stdout + proc.stderr
     rebuilt = [line.split(" -o ")[-1].strip() for line in proc.stdout.splitlines()
-               if " -c " in line and " -o " in line]
+               if line.startswith("[") and " -c " in line and " -o " in line]
     return BuildResult(proc.returncode == 0, build_dir, time.perf_counter() - start, log, rebuilt)

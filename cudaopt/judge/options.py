@@ -23,7 +23,7 @@ class JudgeOptions:
     timeout_s: float = 120.0  # per worker step (import + build, one trial, one timing round)
     build_timeout_s: float = 600.0
     compile_mode: str = "default"
-    time_budget_s: float = 20.0  # timing stops once the spread is small or this is spent
+    time_budget_s: float = 10.0  # timing stops once the spread is small or this is spent
     min_rounds: int = 5
     max_rounds: int = 30
     target_spread: float = 0.02  # relative half-IQR of per-round speedup ratios

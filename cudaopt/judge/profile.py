@@ -1,8 +1,13 @@
 """The timing phase: eager, torch.compile and the candidate in interleaved rounds.
 
-Baselines are timed in the reference process, which never imported the candidate; the
+Baselines are timed in a reference process, which never imported the candidate; the
 candidate in its own. Rounds alternate between them in random order so clock drift and
 thermal state hit all three alike, and speedups are medians of per-round ratios.
+
+Every call takes the per-call protocol of `bench`, driven from here with a secret plan: the
+seeds, which calls refill the previous call's tensors, which run under the operator guard
+and which have their outputs checked. The check decision is revealed only after the call
+has answered, so the candidate cannot behave one way when checked and another when timed.
 """
 
 from __future__ import annotations
@@ -10,25 +15,54 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from cudaopt.judge.crosscheck import cross_check
+from cudaopt.judge.runner import Worker
 from cudaopt.judge.session import Session
 from cudaopt.judge.timing import calls_per_round, summarize
 from cudaopt.judge.verdict import Timing, Verdict
-from cudaopt.judge.verify import ask_reference
+from cudaopt.judge.verify import ask_reference, compare_kept, reference_reply
 
 Samples = dict[str, list[float]]
+REFILL_SHARE = 0.25  # calls that reuse the previous call's tensors (always checked)
+GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
+
+
+@dataclass
+class Plan:
+    """One round's secret plan; it lives only in this (the parent) process."""
+
+    seeds: list[int]
+    refill: list[bool]
+    guard: list[bool]
+    checked: set[int]
+
+    @classmethod
+    def draw(cls, session: Session, calls: int, check_share: float,
+             guard_share: float, refill_share: float) -> Plan:
+        seeds = [session.seed() for _ in range(calls)]
+        refill = [i > 0 and session.rand() < refill_share for i in range(calls)]
+        guard = [session.rand() < guard_share for _ in range(calls)]
+        guard[int(session.rand() * calls)] = False  # at least one timed call
+        checked = {i for i in range(calls) if session.rand() < check_share or refill[i]}
+        if not checked:
+            checked.add(int(session.rand() * calls))
+        return cls(seeds, refill, guard, checked)
 
 
 def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
     options = session.options
     names = ["eager", "compile"] if options.compile_baseline else ["eager"]
+    say(f"waiting for the baselines (torch.compile mode={options.compile_mode})")
+    reference_reply(session.baseline, options.timeout_s)  # load, sent when the session began
     if options.compile_baseline:
-        say(f"compiling the torch.compile baseline (mode={options.compile_mode})")
-        ask_reference(session, "compile", options.build_timeout_s, mode=options.compile_mode,
-                      seeds=[session.seed(), session.seed()])
+        reference_reply(session.baseline, options.build_timeout_s)
     say("timing: warm-up")
-    warm = _round(session, names, calls=3, check_share=0.0, guard_share=0.0)
+    warm = _round(session, names, Plan.draw(session, 3, 0.0, 0.0, 0.0), verdict)
+    if verdict.violations:
+        return
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     calls = calls_per_round(slowest_ms)
     rounds = _measure(session, names, calls, verdict, say, check_share=0.2)
@@ -51,71 +85,87 @@ def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
     deadline = time.monotonic() + options.time_budget_s
     while len(rounds) < options.max_rounds:
         say(f"timing: round {len(rounds) + 1}")
-        rounds.append(_round(session, names, calls, check_share, 0.1, verdict))
+        plan = Plan.draw(session, calls, check_share, GUARD_SHARE, REFILL_SHARE)
+        rounds.append(_round(session, names, plan, verdict))
         if verdict.violations:
             break
-        enough = len(rounds) >= options.min_rounds
-        if enough and (_ratio_spread(rounds, names) <= options.target_spread
-                       or time.monotonic() > deadline):
+        if len(rounds) >= options.min_rounds and (
+                _ratio_spread(rounds, names) <= options.target_spread
+                or _settled(rounds, names, options.margin) or time.monotonic() > deadline):
             break
     return rounds
 
 
-def _round(session: Session, names: list[str], calls: int, check_share: float,
-           guard_share: float, verdict: Verdict | None = None) -> Samples:
-    """One round: `calls` timed calls of each, in random order, each on fresh inputs."""
-    timeout = session.options.timeout_s
+def _round(session: Session, names: list[str], plan: Plan, verdict: Verdict) -> Samples:
+    """One round: the plan's calls for each of eager, compile and the candidate, in random
+    order, then the checked calls' outputs compared."""
     order = [*names, "candidate"]
     session.rand_shuffle(order)
-    samples: Samples = {}
-    overhead_ms = 0.0
+    samples: Samples = {"overhead": []}
     for name in order:
-        if name != "candidate":
-            start = time.perf_counter()
-            reply = ask_reference(session, "time", timeout, which=name,
-                                  seeds=[session.seed() for _ in range(calls)])
-            wall_ms = (time.perf_counter() - start) * 1e3
-            overhead_ms = max(overhead_ms, (wall_ms - sum(reply["host_ms"])) / calls)
-            samples[name] = reply["ms"]
-            continue
-        plan = [{"seed": session.seed(), "guard": session.rand() < guard_share,
-                 "check": session.rand() < check_share} for _ in range(calls)]
-        if check_share and not any(c["check"] for c in plan):
-            plan[int(session.rand() * calls)]["check"] = True
-        start = time.perf_counter()
-        reply = session.candidate.call("time", timeout, calls=plan)
-        wall_ms = (time.perf_counter() - start) * 1e3
-        samples["candidate"] = reply["ms"] or [float("nan")]
-        samples["candidate_host"] = reply["host_ms"]
-        samples["candidate_wall"] = [wall_ms / calls]
-        if verdict is not None:
-            _verify_timed(session, verdict, reply)
-    samples["overhead"] = [overhead_ms]
+        samples.update(_sequence(session, name, plan, verdict))
+    keys = [f"t{i}" for i in sorted(plan.checked)]
+    mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"))
+    for i in sorted(plan.checked):
+        if mismatches[f"t{i}"]:
+            note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""
+            verdict.violations.append(
+                "output of a timed call is wrong (the candidate behaves differently when "
+                f"timed){note}: {mismatches[f't{i}'][0]}")
+            break
     return samples
 
 
-def _verify_timed(session: Session, verdict: Verdict, reply: dict[str, Any]) -> None:
-    """Outputs of timed calls are compared too: caching or skipping work when timed fails."""
+def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samples:
+    """All calls of one contestant in a round; the parent's clock brackets each `go`."""
+    candidate = name == "candidate"
+    worker = session.candidate if candidate else session.baseline
+    kept = candidate or name == "eager"  # eager's outputs are the reference for the checks
+    ms: list[float] = []
+    host: list[float] = []
+    wall: list[float] = []
+    keep = None
+    for i, seed in enumerate(plan.seeds):
+        _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
+             keep=keep)
+        args = {"guard": plan.guard[i]} if candidate else {"which": name}
+        start = time.perf_counter()
+        reply = _ask(session, worker, candidate, verdict, "go", **args)
+        wall_ms = (time.perf_counter() - start) * 1e3
+        if not (candidate and plan.guard[i]):
+            ms.append(reply["ms"])
+            host.append(reply["host_ms"])
+            wall.append(wall_ms)
+        keep = f"t{i}" if kept and i in plan.checked else None
+    _ask(session, worker, candidate, verdict, "finish", keep=keep)
+    if candidate:
+        return {"candidate": ms, "candidate_host": host, "candidate_wall": wall}
+    return {name: ms, "overhead": [w - h for w, h in zip(wall, host, strict=True)]}
+
+
+def _ask(session: Session, worker: Worker, candidate: bool, verdict: Verdict, op: str,
+         **args: Any) -> dict[str, Any]:
+    """One step; a candidate's violations go straight into the verdict."""
+    timeout = session.options.timeout_s
+    if not candidate:
+        return ask_reference(session, op, timeout, worker, **args)
+    reply = worker.call(op, timeout, **args)
     verdict.violations.extend(v for v in reply["violations"] if v not in verdict.violations)
-    if not reply["kept"]:
-        return
-    out_dir = session.outputs_dir("timed")
-    dump = session.candidate.call("dump", session.options.timeout_s, out_dir=str(out_dir))
-    for item in dump["checked"]:
-        ask_reference(session, "reference", session.options.timeout_s, seed=item["seed"], key="t")
-        mismatch = ask_reference(session, "compare", session.options.timeout_s, key="t",
-                                 manifest=item["manifest"], atol=session.options.atol,
-                                 rtol=session.options.rtol)["mismatch"]
-        if mismatch:
-            verdict.violations.append("output of a timed call is wrong (the candidate behaves "
-                                      "differently when timed): " + mismatch[0])
-            break
-    verdict.violations.extend(v for v in dump["violations"] if v not in verdict.violations)
-    session.clear(out_dir)
+    return reply
 
 
 def _ratios(rounds: list[Samples], base: str) -> list[float]:
     return [statistics.median(r[base]) / statistics.median(r["candidate"]) for r in rounds]
+
+
+def _settled(rounds: list[Samples], names: list[str], margin: float) -> bool:
+    """Whether more rounds could change the reward: each speedup's interquartile range lies
+    wholly above or wholly below the 1 + margin line."""
+    for name in names:
+        q1, _, q3 = statistics.quantiles(sorted(_ratios(rounds, name)), n=4)
+        if q1 <= 1 + margin <= q3:
+            return False
+    return True
 
 
 def _ratio_spread(rounds: list[Samples], names: list[str]) -> float:
@@ -129,10 +179,10 @@ def _ratio_spread(rounds: list[Samples], names: list[str]) -> float:
 
 
 def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples]) -> None:
-    pooled = {n: [x for r in rounds for x in r[n]] for n in [*names, "candidate"]}
-    host = [x for r in rounds for x in r["candidate_host"]]
+    pooled = {n: [x for r in rounds for x in r[n]]
+              for n in [*names, "candidate", "candidate_host", "candidate_wall", "overhead"]}
     verdict.eager = Timing(**summarize(pooled["eager"]))
-    verdict.candidate = Timing(**summarize(pooled["candidate"], host))
+    verdict.candidate = Timing(**summarize(pooled["candidate"], pooled["candidate_host"]))
     if "compile" in names:
         verdict.compiled_baseline = Timing(**summarize(pooled["compile"]))
     for name in names:
@@ -140,24 +190,5 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples]) -> Non
         low = statistics.quantiles(ratios, n=4)[0] if len(ratios) > 1 else ratios[0]
         setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
         setattr(verdict, f"speedup_vs_{name}_low", low)
-    _cross_check(verdict, rounds)
-
-
-def _cross_check(verdict: Verdict, rounds: list[Samples]) -> None:
-    """The candidate's self-reported times against clocks it cannot touch.
-
-    The host clock spans each call plus a device-wide synchronize: work hidden on a side
-    stream shows up there. The parent's wall clock spans a whole round: a forged or patched
-    timer shows up there.
-    """
-    cand = verdict.candidate
-    if cand.host_median_ms and cand.host_median_ms > 2 * cand.median_ms + 0.1:
-        verdict.violations.append(
-            f"work escaped the timed region: {cand.host_median_ms:.3f} ms by the host clock "
-            f"with a device-wide synchronize vs {cand.median_ms:.3f} ms by events on the "
-            "current stream (launch on the current stream, or make it wait for yours)")
-    implied = statistics.median(r["candidate_wall"][0] - r["overhead"][0] for r in rounds)
-    if implied > 3 * (cand.host_median_ms or cand.median_ms) + 0.25:
-        verdict.violations.append(
-            f"timing cross-check failed: the judge's own wall clock implies {implied:.3f} ms "
-            f"per call, the candidate's timer reported {cand.median_ms:.3f} ms")
+    found = cross_check(verdict.candidate, pooled["candidate_wall"], pooled["overhead"])
+    verdict.violations.extend(v for v in found if v not in verdict.violations)

@@ -1,7 +1,9 @@
 """The reference worker: runs the task's `Model`, eager and compiled, and compares.
 
 It never imports the candidate, so nothing a candidate patches at import can slow the
-baselines down or change how outputs are compared.
+baselines down or change how outputs are compared. It runs the same per-call protocol as
+the candidate worker (see `bench`), so the overhead the parent's clock sees around a call
+is the same on both sides.
 """
 
 from __future__ import annotations
@@ -12,63 +14,67 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge.tensors import compare, describe, draw_inputs, read_outputs
-from cudaopt.judge.timing import CallTimer
+from cudaopt.judge.bench import Bench
+from cudaopt.judge.tensors import compare, describe, draw_inputs, read_outputs, unflatten
 from cudaopt.judge.worker import build_model, load_module
 
 
 class ReferenceWorker:
     def __init__(self) -> None:
-        self.task: Any = None
         self.model: Any = None
         self.compiled: Any = None
-        self.device = torch.device("cpu")
-        self.refs: dict[str, Any] = {}
-        self.timer: CallTimer | None = None
+        self.bench: Bench | None = None
 
     def handlers(self) -> dict[str, Any]:
-        return {"load": self.load, "reference": self.reference, "compare": self.compare,
-                "compile": self.compile, "time": self.time, "exit": lambda cmd: {}}
+        return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
+                "go": self.go, "finish": self.finish, "compare": self.compare,
+                "exit": lambda cmd: {}}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        self.device = torch.device(cmd["device"])
-        self.task = load_module(Path(cmd["task"]), "cudaopt_task")
-        init_inputs = list(self.task.get_init_inputs())
-        self.model = build_model(self.task.Model, init_inputs, cmd["init_seed"], self.device)
+        device = torch.device(cmd["device"])
+        task = load_module(Path(cmd["task"]), "cudaopt_task")
+        init_inputs = list(task.get_init_inputs())
+        self.model = build_model(task.Model, init_inputs, cmd["init_seed"], device)
         torch.save(self.model.state_dict(), cmd["state_path"])
-        self.timer = CallTimer(self.device)
-        name = (torch.cuda.get_device_name(self.device) if self.device.type == "cuda"
-                else "cpu")
+        self.bench = Bench(task, device)
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
         return {"device_name": name, "torch_version": torch.__version__}
 
-    def reference(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        inputs = draw_inputs(self.task, cmd["seed"], self.device)
-        out = self.model(*inputs)
-        self.timer.sync()
-        self.refs[cmd["key"]] = out  # kept alive until compared
-        return {"leaves": describe(out)}
-
-    def compare(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        ref = self.refs.pop(cmd["key"])
-        cand = read_outputs(cmd["manifest"], self.device)
-        return {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+    def warm(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One untimed call, so first-call costs (lazy init, allocator growth) come early."""
+        self.model(*draw_inputs(self.bench.task, cmd["seed"], self.bench.device))
+        self.bench.timer.sync()
+        return {}
 
     def compile(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Compile and warm torch.compile once; its inductor cache makes the next run cheap."""
         start = time.perf_counter()
         self.compiled = torch.compile(self.model, mode=cmd["mode"])
         for seed in cmd["seeds"]:
-            self.compiled(*draw_inputs(self.task, seed, self.device))
-        self.timer.sync()
+            self.compiled(*draw_inputs(self.bench.task, seed, self.bench.device))
+        self.bench.timer.sync()
         return {"compile_s": time.perf_counter() - start}
 
-    def time(self, cmd: dict[str, Any]) -> dict[str, Any]:
+    def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"))
+        return {"mutates": bool(found)}
+
+    def go(self, cmd: dict[str, Any]) -> dict[str, Any]:
         fn = self.compiled if cmd["which"] == "compile" else self.model
-        ms, host = [], []
-        for seed in cmd["seeds"]:
-            inputs = draw_inputs(self.task, seed, self.device)
-            dev_ms, host_ms, out = self.timer.time(fn, inputs)
-            del out, inputs
-            ms.append(dev_ms)
-            host.append(host_ms)
-        return {"ms": ms, "host_ms": host}
+        dev_ms, host_ms, found = self.bench.go(fn)
+        if found:
+            raise TypeError(f"the task's Model returns something the judge cannot compare: "
+                            f"{found[0]}")
+        return {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+
+    def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"mutates": bool(self.bench.settle(cmd.get("keep")))}
+
+    def compare(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Compare a kept output copy with the candidate's; without a manifest, just drop it."""
+        skeleton, leaves = self.bench.kept.pop(cmd["key"])
+        if cmd["manifest"] is None:
+            return {"mismatch": []}
+        ref = unflatten(skeleton, dict(leaves))
+        cand = read_outputs(cmd["manifest"], self.bench.device)
+        return {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}

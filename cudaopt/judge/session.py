@@ -44,9 +44,22 @@ class Session:
             "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
             "TRITON_CACHE_DIR": str(cache / "triton"),
         }
-        env = {k: os.environ.get(k, v) for k, v in env.items()}
-        self.reference = Worker("reference", self.scratch / "reference.log", env)
-        self.candidate = Worker("candidate", self.scratch / "candidate.log", env)
+        self.env = {k: os.environ.get(k, v) for k, v in env.items()}
+        self.init_seed = self.seed()
+        self.reference = Worker("reference", self.scratch / "reference.log", self.env)
+        self.candidate = Worker("candidate", self.scratch / "candidate.log", self.env)
+        self.baseline: Worker | None = None
+
+    def start_baseline(self, task: Path) -> None:
+        """A second reference process for eager and torch.compile timing, started first so
+        compiling the baseline overlaps the build and the verification."""
+        self.baseline = Worker("reference", self.scratch / "baseline.log", self.env)
+        self.baseline.send("load", task=str(task.resolve()), device=self.device,
+                           init_seed=self.init_seed,
+                           state_path=str(self.scratch / "baseline_state.pt"))
+        if self.options.compile_baseline:
+            self.baseline.send("compile", mode=self.options.compile_mode,
+                               seeds=[self.seed(), self.seed()])
 
     def seed(self) -> int:
         return self._rng.randrange(1, 2**62)
@@ -67,8 +80,9 @@ class Session:
         path.mkdir()
 
     def close(self) -> None:
-        self.candidate.close()
-        self.reference.close()
+        for worker in (self.candidate, self.reference, self.baseline):
+            if worker is not None:
+                worker.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> Session:
