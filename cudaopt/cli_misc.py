@@ -1,0 +1,170 @@
+"""`cudaopt runs`, `show`, `config` and `doctor`: looking back at runs and at the machine.
+
+Thin on purpose: each command reads with the library and renders; `--json` output is plain
+JSON on stdout for scripts, and errors go to stderr with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from cudaopt.config import SPECS, ConfigError, Settings, load_settings
+from cudaopt.doctor import FAIL, Check, run_doctor
+from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
+from cudaopt.rundir import RunMeta, list_runs
+
+STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
+                "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
+                "failed": "red", "running": "cyan"}
+LATEST = ("latest", "last")
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"error: {message}", markup=False, highlight=False)
+    return typer.Exit(2)
+
+
+def _echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2))
+
+
+def _search_dirs(dirs: list[Path] | None) -> list[Path]:
+    """Folders whose `.cudaopt/runs` hold runs; a task file stands for its folder."""
+    return [d.parent if d.is_file() else d for d in (dirs or [Path.cwd()])]
+
+
+def runs_command(
+    dirs: list[Path] | None = typer.Argument(
+        None, help="Task folders (or task files) to look in; default: the current folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """List past runs, newest first: task, model, result, best speedup, branch, date."""
+    found = list_runs(_search_dirs(dirs))
+    if as_json:
+        _echo_json([{"run_dir": str(path), **asdict(meta)} for path, meta in found])
+        return
+    if not found:
+        typer.echo("no runs found (runs live in <task folder>/.cudaopt/runs)")
+        return
+    table = Table("run", "task", "model", "result", "vs compile", "branch", "date")
+    for _, meta in found:
+        table.add_row(Text(meta.run_id), Text(Path(meta.task).name), Text(meta.model),
+                      Text(meta.status, style=STATUS_STYLE.get(meta.status, "")),
+                      fmt_speedup(meta.best_speedup_vs_compile), Text(meta.branch or "-"),
+                      meta.started[:16].replace("T", " "))  # Text: never parsed as markup
+    Console().print(table)
+
+
+def find_run(run: str, dirs: list[Path]) -> Path:
+    """A run directory from a path, a run id, a unique id prefix, or `latest`."""
+    path = Path(run)
+    if (path / "meta.json").is_file():
+        return path
+    found: list[tuple[Path, RunMeta]] = list_runs(dirs)
+    if run in LATEST and found:
+        return found[0][0]
+    exact = [p for p, meta in found if run in (meta.run_id, p.name)]
+    matches = exact or [p for p, meta in found if p.name.startswith(run)]
+    if len(matches) == 1:
+        return matches[0]
+    where = ", ".join(str(d / ".cudaopt" / "runs") for d in dirs)
+    if matches:
+        names = ", ".join(p.name for p in matches[:5])
+        raise _fail(f"{run!r} matches several runs ({names}); give more of the id")
+    raise _fail(f"no run {run!r} under {where}; `cudaopt runs` lists them")
+
+
+def show_command(
+    run: str = typer.Argument(..., help="Run id, unique id prefix, `latest`, or run folder."),
+    folder: list[Path] | None = typer.Option(
+        None, "--dir", help="Task folder to look in (repeatable); default: current folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Re-render a run's report: timings with spread, speedups, versions, branch, cost."""
+    run_dir = find_run(run, _search_dirs(folder))
+    try:
+        record = load_run(run_dir)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise _fail(f"cannot read run {run_dir}: {exc}") from exc
+    if as_json:
+        _echo_json(run_to_json(record))
+    else:
+        render_run(record, Console())
+
+
+def config_command(
+    start: Path | None = typer.Argument(
+        None, help="Task file or folder the project config is found from; default: here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Show the effective settings and the layer each came from."""
+    try:
+        settings = load_settings(start)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        _echo_json(settings.to_json())
+        return
+    table = Table("setting", "value", "from", "meaning")
+    for key, value in settings.values().items():
+        shown = "-" if value is None else json.dumps(value)
+        table.add_row(key, escape(shown), escape(settings.sources[key]), SPECS[key].help)
+    Console().print(table)
+
+
+def _doctor_settings() -> tuple[Settings | None, Check]:
+    """Settings for doctor; a broken config file is one more failed check, not a crash."""
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        return None, Check("config", FAIL, str(exc), "fix the file or key named above")
+    layers = sorted({s for s in settings.sources.values() if s != "default"})
+    return settings, Check("config", "pass", "; ".join(layers) or "defaults only")
+
+
+def doctor_command(
+    model: str | None = typer.Option(
+        None, "--model", help="litellm model to ping (default: the configured model)."),
+    api_base: str | None = typer.Option(
+        None, "--api-base", help="OpenAI-compatible endpoint of the model."),
+    quick: bool = typer.Option(False, "--quick", help="Skip the trial kernel builds."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Check GPU, driver, nvcc, ninja, compiler, torch, a trial build, sandbox and model."""
+    settings, config_check = _doctor_settings()
+    if settings is not None:
+        model = model or settings.model
+        api_base = api_base or settings.api_base
+    if model and (Path.cwd() / ".env").is_file():  # keys as `optimize` finds them
+        from dotenv import load_dotenv
+
+        load_dotenv(Path.cwd() / ".env", override=False)
+    checks = [config_check, *run_doctor(model, api_base, build=not quick)]
+    if as_json:
+        _echo_json([c.to_json() for c in checks])
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        for c in checks:
+            style = STATUS_STYLE[c.status]
+            console.print(f"[{style}]{c.status.upper():4}[/]  {c.name:10}  {escape(c.detail)}")
+            if c.hint and c.status != "pass":
+                console.print(f"      {'':10}  [dim]{escape(c.hint)}[/]")
+    if any(c.status == FAIL for c in checks):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the `cudaopt` app."""
+    app.command("runs")(runs_command)
+    app.command("show")(show_command)
+    app.command("config")(config_command)
+    app.command("doctor")(doctor_command)

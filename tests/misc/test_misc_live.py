@@ -1,0 +1,71 @@
+"""The live view: plain lines when piped, a redrawn rich panel on a terminal."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from cudaopt.judge.verdict import Status, Verdict
+from cudaopt.live import LiveView
+from cudaopt.report_run import render_markdown
+from tests.misc.misc_helpers import make_meta, make_verdict
+
+BROKEN = Verdict(status=Status.BUILD_FAILED, compiled=False, error="nvcc: error")
+
+
+def _feed(view: LiveView) -> None:
+    with view:
+        view.on_event("step", {"step": 1, "summary": "profiling the reference"})
+        view.on_event("tool", {"name": "bash", "args": {"command": "nvcc"},
+                               "summary": "nvcc -O3 kernels/add.cu\nsecond line"})
+        view.on_event("message", {"text": "Fuse the add into the GEMM epilogue."})
+        view.on_event("step", {"step": 2, "cost_usd": 0.125, "elapsed_s": 90.0})
+        view.on_event("tool", {"name": "bash", "summary": "make", "ok": False})
+        view.on_event("judge", {"text": "verifying candidate 1"})
+        view.on_event("candidate", {"index": 1, "verdict": BROKEN})
+        view.on_event("candidate", {"index": 2, "verdict": make_verdict(1.5)})
+        view.on_event("best", {"index": 2, "verdict": make_verdict(1.5)})
+        view.on_event("future-kind", {"anything": 1})  # ignored, not a crash
+        meta = make_meta(Path("/t/model.py"), branch="cudaopt/model-1", cost_usd=0.5, steps=3)
+        view.on_event("done", {"meta": meta, "verdict": make_verdict(1.5),
+                               "reason": "accepted", "run_dir": Path("/t/.cudaopt/runs/x")})
+
+
+def test_piped_output_is_plain_lines() -> None:
+    out = io.StringIO()
+    _feed(LiveView(Console(file=out, width=200)))
+    text = out.getvalue()
+    assert "\x1b[" not in text
+    lines = text.splitlines()
+    assert lines[:6] == ["step 1  profiling the reference", "  bash: nvcc -O3 kernels/add.cu",
+                         "  model: Fuse the add into the GEMM epilogue.", "step 2  $0.12  1.5 min",
+                         "  bash: make  [failed]", "  judge: verifying candidate 1"]
+    del lines[:3]
+    assert lines[3] == ("candidate 1: compiled=no  correct=-  time=-  vs_eager=-  "
+                        "vs_compile=-  reward=-1  status=build_failed")
+    assert lines[4] == ("candidate 2: compiled=yes  correct=yes  time=1.333 ms ± 0.030  "
+                        "vs_eager=2.25x  vs_compile=1.50x  reward=3")
+    assert lines[5] == "best so far: candidate 2 (1.50x vs torch.compile)"
+    assert "run ended: accepted" in text
+    assert "cudaopt/model-1" in text and "1.50x (lower quartile 1.45x)" in text
+
+
+def test_terminal_output_redraws_a_table() -> None:
+    out = io.StringIO()
+    view = LiveView(Console(file=out, width=200, force_terminal=True))
+    assert view.interactive
+    _feed(view)
+    text = out.getvalue()
+    assert "\x1b[" in text  # colours and cursor movement
+    assert "candidate 2:" not in text  # rows in a table, not log lines
+    assert "vs compile" in text and "judge: verifying" in text and "cudaopt/model-1" in text
+
+
+def test_markdown_report_for_the_branch() -> None:
+    text = render_markdown(make_meta(Path("/t/model.py")), make_verdict(1.5))
+    assert text.startswith("# cudaopt: model.py")
+    assert "| vs compile | 1.50x (lower quartile 1.45x) |" in text
+    assert "| device | NVIDIA H200 |" in text
+    assert "cudaopt check model.py model_new.py" in text
