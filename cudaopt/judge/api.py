@@ -65,8 +65,8 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
             _run(session, task, candidate, build_dir, verdict, say)
         except WorkerFailure as exc:
             _fail(verdict, exc, session)
-    if verdict.violations and verdict.status is Status.OK:
-        verdict.status = Status.VIOLATION
+    if verdict.violations and verdict.status in (Status.OK, Status.WRONG):
+        verdict.status = Status.VIOLATION  # a broken rule explains a wrong result, not vice versa
     verdict.reward = milestone_reward(verdict, options.margin)
     return verdict
 

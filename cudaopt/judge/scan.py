@@ -22,7 +22,10 @@ class Finding:
 _PY_VIOLATIONS = [
     (r"\b(torch|time|cudaopt|threading)(\.\w+)+\s*=[^=]", "assigns to a library attribute"),
     (r"setattr\(\s*(torch|time|cudaopt)", "patches a library with setattr"),
-    (r"\bimport\s+cudaopt|\bfrom\s+cudaopt", "imports the judge"),
+    (r"\bimport\s+cudaopt|\bfrom\s+cudaopt|import_module\(\s*['\"]cudaopt|"
+     r"__import__\(\s*['\"]cudaopt", "imports the judge"),
+    (r"\bset(?:profile|trace)\b|sys\.monitoring|addaudithook|gc\.callbacks",
+     "installs an interpreter hook that would run inside the judge's own code"),
     (r"sys\.modules|sys\._getframe|\binspect\.|gc\.get_objects|\bctypes\b",
      "introspects or rewrites the running process"),
     (r"_python_dispatch|TorchDispatchMode|_len_torch_dispatch_stack|_DisableTorchDispatch|"
@@ -32,16 +35,25 @@ _PY_VIOLATIONS = [
 ]
 _PY_WARNINGS = [
     (r"^\s*except\b", "try/except in the candidate: a fallback path must not exist"),
-    (r"\bthreading\b|\bmultiprocessing\b|concurrent\.futures", "starts threads or processes"),
-    (r"torch\.cuda\.Stream|cudaStreamCreate", "creates its own stream: it must be synchronized "
+    (r"\bthreading\b|\b_thread\b|\bmultiprocessing\b|concurrent\.futures",
+     "starts threads or processes"),
+    (r"_make_wrapper_subclass|_make_subclass|__torch_dispatch__|__torch_function__",
+     "defines a tensor subclass: outputs must be plain tensors"),
+    (r"torch\.cuda\.Stream", "creates its own stream: it must be synchronized "
      "with the current stream before forward returns"),
     (r"\bF\.\w+\(|torch\.nn\.functional\.", "calls torch.nn.functional"),
 ]
 _CPP_VIOLATIONS = [
-    (r"at::native::|at::cpu::|at::_ops::|redispatch|ATen/native/|_native\.h",
+    (r"at::native\b|at::cpu::|at::_ops::|redispatch|ATen/native/|_native\.h|NativeFunctions",
      "calls ATen kernels directly, bypassing the dispatcher"),
     (r"DispatchKey|ExcludeDispatchKeyGuard|IncludeDispatchKeyGuard|AutoDispatchBelow",
      "changes dispatch keys"),
+]
+_CPP_WARNINGS = [
+    (r"std::thread|std::async|pthread_create", "starts native threads: all work must finish "
+     "before the function returns"),
+    (r"cudaStreamCreate", "creates its own stream: it must be synchronized with the current "
+     "stream before forward returns"),
 ]
 _ALLOWED_TORCH_CPP = {
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "from_blob", "Tensor",
@@ -78,6 +90,7 @@ def scan_candidate(candidate: Path) -> list[Finding]:
     native = [s for s in sources if s.suffix in (".cu", ".cpp", ".cc", ".cuh", ".h")]
     for src in [candidate, *native]:  # load_inline candidates carry C++ inside model_new.py
         found += _match(src, _CPP_VIOLATIONS, "violation")
+        found += _match(src, _CPP_WARNINGS, "warning")
         calls = {m.group(1) for line in _lines(src) for m in _CPP_TORCH_CALL.finditer(line)}
         for name in sorted(calls - _ALLOWED_TORCH_CPP):
             found.append(Finding("warning", f"{src.name}: calls torch::{name} (the runtime guard "

@@ -49,6 +49,7 @@ class Session:
         self.reference = Worker("reference", self.scratch / "reference.log", self.env)
         self.candidate = Worker("candidate", self.scratch / "candidate.log", self.env)
         self.baseline: Worker | None = None
+        self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
 
     def start_baseline(self, task: Path) -> None:
         """A second reference process for eager and torch.compile timing, started first so

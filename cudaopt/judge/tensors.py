@@ -31,52 +31,87 @@ def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
-def clone_inputs(inputs: list[Any]) -> list[Any]:
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+_type, _vars = type, vars  # captured: a candidate could rebind the builtins
+_T = torch.Tensor
+_clone, _copy, _numel, _reshape, _view, _sum, _cpu = (
+    _T.clone, _T.copy_, _T.numel, _T.reshape, _T.view, _T.sum, _T.cpu)
+_TENSOR_ATTRS = frozenset(dir(torch.Tensor))
+
+Leaves = list[tuple[str, torch.Tensor]]
+Snapshot = tuple[Any, Leaves]  # (JSON skeleton, judge-owned copies of the output tensors)
 
 
 def _is_return_type(o: Any) -> bool:
     """torch's own named tuples (`torch.max` and friends) count as plain tuples."""
-    return isinstance(o, tuple) and type(o).__module__ == "torch.return_types"
+    return isinstance(o, tuple) and _type(o).__module__ == "torch.return_types"
 
 
-def flatten(obj: Any, path: str = "out") -> tuple[Any, list[tuple[str, torch.Tensor]]]:
-    """Split nested outputs into a JSON skeleton and (path, tensor) leaves.
+def _check_leaf(t: torch.Tensor, p: str) -> None:
+    """Only plain, materialized tensors: a subclass, a lazy object or a tensor whose methods
+    were overridden on the object itself could compute its values when read, outside the
+    timed and guarded call."""
+    if _type(t) is not torch.Tensor and _type(t) is not torch.nn.Parameter:
+        raise TypeError(f"{p} is a {_type(t).__name__}, not a plain torch.Tensor")
+    shadowed = sorted(k for k in _vars(t) if k in _TENSOR_ATTRS)
+    if shadowed:
+        raise TypeError(f"{p} carries its own {', '.join(shadowed)}, overriding torch.Tensor's: "
+                        "outputs must be plain tensors")
+    if t.layout is not torch.strided or t.device.type == "meta":
+        raise TypeError(f"{p} holds no dense data ({t.layout}, device {t.device.type})")
 
-    Only plain `torch.Tensor` leaves are accepted: a subclass or lazy object could compute
-    its values when read, outside the timed and guarded call.
-    """
-    leaves: list[tuple[str, torch.Tensor]] = []
+
+def flatten(obj: Any, path: str = "out") -> tuple[Any, Leaves]:
+    """Split nested outputs into a JSON skeleton and (path, tensor) leaves."""
+    leaves: Leaves = []
 
     def walk(o: Any, p: str) -> Any:
-        if type(o) is torch.Tensor or type(o) is torch.nn.Parameter:
+        if isinstance(o, torch.Tensor):
+            _check_leaf(o, p)
             leaves.append((p, o))
             return {"tensor": p}
-        if isinstance(o, torch.Tensor):
-            raise TypeError(f"{p} is a {type(o).__name__}, not a plain torch.Tensor")
-        if type(o) in (list, tuple) or _is_return_type(o):
-            kind = "list" if type(o) is list else "tuple"
+        if _type(o) in (list, tuple) or _is_return_type(o):
+            kind = "list" if _type(o) is list else "tuple"
             return {kind: [walk(v, f"{p}[{i}]") for i, v in enumerate(tuple(o))]}
-        if type(o) is dict:
-            return {"dict": {str(k): walk(v, f"{p}[{k!r}]") for k, v in o.items()}}
-        if o is None or type(o) in (int, float, bool, str):
+        if _type(o) is dict:
+            return {"dict": {str(k): walk(v, f"{p}[{k!r}]") for k, v in dict.items(o)}}
+        if o is None or _type(o) in (int, float, bool, str):
             return {"value": o}
-        raise TypeError(f"{p} is a {type(o).__name__}; outputs must be tensors or containers")
+        raise TypeError(f"{p} is a {_type(o).__name__}; outputs must be tensors or containers")
 
     return walk(obj, path), leaves
 
 
-def write_outputs(outputs: Any, out_dir: Path, tag: str) -> dict[str, Any]:
-    """Copy output tensors into memory-mapped files under `out_dir`; returns the manifest."""
+def snapshot(outputs: Any) -> Snapshot:
+    """Copy the outputs the moment a call returns, through functions captured before the
+    candidate was imported: work finishing later (a background thread, a hook) is not seen."""
     skeleton, leaves = flatten(outputs)
+    return skeleton, [(p, _clone(t, memory_format=torch.contiguous_format)) for p, t in leaves]
+
+
+def unflatten(skeleton: dict[str, Any], tensors: dict[str, torch.Tensor]) -> Any:
+    """Rebuild nested outputs from a skeleton and its tensors by path."""
+    (kind, val), = skeleton.items()
+    if kind == "tensor":
+        return tensors[val]
+    if kind in ("list", "tuple"):
+        items = [unflatten(v, tensors) for v in val]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: unflatten(v, tensors) for k, v in val.items()}
+    return val
+
+
+def write_outputs(snap: Snapshot, out_dir: Path, tag: str) -> dict[str, Any]:
+    """Copy snapshot tensors into memory-mapped files under `out_dir`; returns the manifest."""
+    skeleton, leaves = snap
     files = {}
     for i, (p, t) in enumerate(leaves):
         name = out_dir / f"{tag}-{i}.bin"
-        flat = t.detach().contiguous().reshape(-1)
+        flat = t.reshape(-1)
         nbytes = flat.numel() * flat.element_size()
         if nbytes:
             target = torch.from_file(str(name), shared=True, size=nbytes, dtype=torch.uint8)
-            target.copy_(flat.view(torch.uint8).cpu() if flat.is_cuda else flat.view(torch.uint8))
+            _copy(target, flat.view(torch.uint8))
             del target
         files[p] = {"file": str(name), "dtype": str(t.dtype), "shape": list(t.shape)}
     return {"skeleton": skeleton, "tensors": files}
@@ -84,10 +119,8 @@ def write_outputs(outputs: Any, out_dir: Path, tag: str) -> dict[str, Any]:
 
 def read_outputs(manifest: dict[str, Any], device: torch.device) -> Any:
     """Rebuild nested outputs from a manifest written by `write_outputs`."""
-    tensors = manifest["tensors"]
 
-    def load(p: str) -> torch.Tensor:
-        meta = tensors[p]
+    def load(meta: dict[str, Any]) -> torch.Tensor:
         dtype = _DTYPES[meta["dtype"]]
         numel = 1
         for s in meta["shape"]:
@@ -98,24 +131,27 @@ def read_outputs(manifest: dict[str, Any], device: torch.device) -> Any:
                               dtype=torch.uint8)
         return raw.view(dtype).reshape(meta["shape"]).to(device)
 
-    def build(node: dict[str, Any]) -> Any:
-        (kind, val), = node.items()
-        if kind == "tensor":
-            return load(val)
-        if kind in ("list", "tuple"):
-            items = [build(v) for v in val]
-            return items if kind == "list" else tuple(items)
-        if kind == "dict":
-            return {k: build(v) for k, v in val.items()}
-        return val
-
-    return build(manifest["skeleton"])
+    tensors = {p: load(meta) for p, meta in manifest["tensors"].items()}
+    return unflatten(manifest["skeleton"], tensors)
 
 
-def describe(outputs: Any) -> list[dict[str, Any]]:
-    """Shapes and dtypes of the output leaves: what a candidate process may know in advance."""
-    _, leaves = flatten(outputs)
-    return [{"dtype": str(t.dtype), "numel": t.numel()} for _, t in leaves]
+def describe(snap: Snapshot) -> list[dict[str, Any]]:
+    """Sizes and dtypes of the output leaves: what a candidate process may know in advance."""
+    return [{"dtype": str(t.dtype), "numel": t.numel()} for _, t in snap[1]]
+
+
+def fingerprint(inputs: list[Any]) -> list[Any]:
+    """Cheap digests of the input tensors (byte sum plus a strided sample), to tell whether a
+    call modified its inputs without keeping a copy of them."""
+    prints = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or _numel(x) == 0 or x.device.type == "meta":
+            prints.append(None)
+            continue
+        raw = _view(_reshape(x, -1), torch.uint8)
+        sample = raw[:: max(1, _numel(raw) // 4096)]
+        prints.append((int(_sum(raw, dtype=torch.int64)), _cpu(sample).numpy().tobytes()))
+    return prints
 
 
 def compare(ref: Any, cand: Any, atol: float, rtol: float, path: str = "out") -> list[str]:

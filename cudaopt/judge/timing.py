@@ -3,7 +3,7 @@
 Each timed call gets freshly drawn inputs (no caching across calls pays off), the L2 cache
 is flushed before it on CUDA, and the clocks are captured when this module is imported,
 before any candidate code runs, so patching `time` or `torch.cuda.Event` later changes
-nothing here.
+nothing here. (These in-process clocks are cross-checked against the parent's own.)
 """
 
 from __future__ import annotations
@@ -38,15 +38,18 @@ class CallTimer:
         if self.cuda:
             _cuda_sync(self.device)
 
+    def prepare(self) -> None:
+        """Before a timed call: flush the L2 cache (CUDA) and let the device go idle."""
+        if self._flush_buf is not None:
+            self._flush_buf.zero_()
+        self.sync()
+
     def time(self, fn: Callable[..., Any], inputs: list[Any]) -> tuple[float, float, Any]:
-        """(device ms, host ms, output) of one call.
+        """(device ms, host ms, output) of one call, after `prepare`.
 
         The host time spans the call plus a device-wide synchronize, so work hidden on
         another stream shows up there even when it escapes the events.
         """
-        if self._flush_buf is not None:
-            self._flush_buf.zero_()
-        self.sync()
         if not self.cuda:
             t0 = _perf()
             out = fn(*inputs)

@@ -64,15 +64,15 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
     """`options.trials` trials, each on fresh inputs from a secret seed.
 
     The reference output is computed in its own process and kept alive there; the candidate
-    runs on its own copy of the inputs, after memory the size of the expected outputs has
-    been filled with NaN and freed, so an output buffer it never writes cannot pass. Every
-    second trial refills the previous trial's input tensors with the new values instead of
-    drawing new ones, so a result cached by tensor identity, pointer or shape is stale.
+    runs on its own copy of the inputs (from the second trial on, after memory the size of
+    the expected outputs has been filled with NaN and freed), so an output buffer it never
+    writes cannot pass. Every second trial refills the previous trial's input tensors with
+    the new values instead of drawing new ones, so a result cached by tensor identity,
+    pointer or shape is stale.
     """
     options = session.options
     out_dir = session.outputs_dir("verify")
     poison: list[dict[str, Any]] = []
-    waive_mutation = False  # set when the task's own Model modifies its inputs
     for trial in range(options.trials):
         say(f"verifying: trial {trial + 1}/{options.trials}")
         seed, refill = session.seed(), trial % 2 == 1
@@ -84,13 +84,12 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
                 ("go", {"which": "eager"}, {"guard": True}),
                 ("finish", {"keep": "v"}, {"keep": "v"})):
             ref, cand = _step(session, op, ref_args, cand_args)
-            waive_mutation |= ref.get("mutates", False)
+            session.inputs_mutable |= ref.get("mutates", False)
             poison = ref.get("leaves", poison)
             found += cand["violations"]
             output = output and cand.get("output", True)
         verdict.trials = trial + 1
-        _add(verdict.violations, [v for v in found
-                                  if not (waive_mutation and "modified input" in v)])
+        _add(verdict.violations, allowed(session, found))
         if not output:
             return
         mismatch = compare_kept(session, session.reference, ["v"], out_dir)["v"]
@@ -124,6 +123,11 @@ def compare_kept(session: Session, reference: Worker, keys: list[str],
                                 rtol=options.rtol)["mismatch"] for key in keys}
     session.clear(out_dir)
     return found
+
+
+def allowed(session: Session, found: list[str]) -> list[str]:
+    """The candidate's violations, less input mutation when the task itself mutates inputs."""
+    return [v for v in found if not (session.inputs_mutable and "modified input" in v)]
 
 
 def _trial_label(trial: int, refill: bool) -> str:

@@ -1,0 +1,55 @@
+"""Shared by the adversarial tests: judge a candidate, or run it through the naive harness."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from cudaopt.judge import JudgeOptions, Verdict, check
+from cudaopt.judge.api import default_build_dir
+from cudaopt.judge.build import build_kernels
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+CPU = HERE / "candidates"
+GPU = HERE / "gpu" / "candidates"
+
+
+@functools.cache
+def build(folder: Path, device: str) -> Path:
+    """Build a candidates folder's kernels/ once; the judge reuses the same build directory."""
+    build_dir = default_build_dir(folder / "task.py", device)
+    result = build_kernels(folder / "kernels", build_dir, 900)
+    assert result.ok, result.log[-4000:]
+    return build_dir
+
+
+def judge(name: str, folder: Path = CPU, task: str = "task.py", **options: Any) -> Verdict:
+    """The judge on one candidate, kept quick: no torch.compile baseline, a short budget."""
+    settings: dict[str, Any] = dict(device="cpu", profile=False, compile_baseline=False,
+                                    time_budget_s=2.0, min_rounds=2, max_rounds=8)
+    settings.update(options)
+    build(folder, settings["device"])
+    return check(folder / task, folder / f"{name}.py", JudgeOptions(**settings))
+
+
+def naive(name: str, folder: Path = CPU, device: str = "cpu",
+          order: str = "ref_first") -> dict[str, Any]:
+    """What the naive harness (tests/adversarial/naive.py) says about a candidate."""
+    build_dir = build(folder, device)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.adversarial.naive", str(folder / "task.py"),
+         str(folder / f"{name}.py"), str(build_dir), "--device", device, "--order", order],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def fools_naive(name: str, **kwargs: Any) -> bool:
+    """The hack passes the naive harness's checks: correct outputs, no guard tripped."""
+    result = naive(name, **kwargs)
+    return result["correct"] and result["clean"]

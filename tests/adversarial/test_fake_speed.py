@@ -1,0 +1,62 @@
+"""Hacks that fake speed: skipping work on timed calls, doing it outside the timed region,
+or fooling the clock. Each first goes through the naive harness (naive.py), which checks
+correctness on its first calls and then times in the process that imported the candidate;
+the judge must reject each, with reward -1 and a reason naming the rule."""
+
+from __future__ import annotations
+
+from cudaopt.judge import Status
+
+from .harness import fools_naive, judge
+
+TIMED_WRONG = "output of a timed call is wrong (the candidate behaves differently when timed)"
+
+
+def test_cache_by_shape_after_the_first_calls_fails_the_timed_checks() -> None:
+    """Beats a harness that checks correctness first and never checks timed calls."""
+    assert fools_naive("cache_by_shape")
+    verdict = judge("cache_by_shape", profile=True)
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
+    assert any(v.startswith(TIMED_WRONG) for v in verdict.violations), verdict.violations
+
+
+def test_native_background_thread_fails_the_timed_checks() -> None:
+    """Beats a harness that checks early calls and times later ones: the timed calls return
+    at once and a C++ thread, invisible to Python, does the work."""
+    assert fools_naive("background_native_thread")
+    verdict = judge("background_native_thread", profile=True)
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
+    assert any(v.startswith(TIMED_WRONG) for v in verdict.violations), verdict.violations
+
+
+def test_python_background_thread_is_reported() -> None:
+    """Beats the same harness with a thread pool doing the work after forward returns."""
+    assert fools_naive("background_thread_pool")
+    verdict = judge("background_thread_pool", profile=True)
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
+    assert any(v.startswith("background thread still running after forward returned: "
+                            "ThreadPoolExecutor") for v in verdict.violations), verdict.violations
+
+
+def test_work_in_a_hook_after_the_clock_fails_the_parents_clock() -> None:
+    """Beats any in-process timer, patched or not: the work runs in an interpreter hook
+    after the clock is read, replacing no function a tamper check could look at."""
+    assert fools_naive("hook_after_clock")
+    verdict = judge("hook_after_clock", profile=True)
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
+    assert any(v.startswith("timing cross-check failed: by the judge's own clock")
+               for v in verdict.violations), verdict.violations
+    assert any("interpreter hook was installed (sys.setprofile)" in v
+               for v in verdict.violations), "the in-process second line"
+
+
+def test_patched_clocks_are_reported() -> None:
+    """Beats a harness that times eager and candidate with `time.perf_counter` or CUDA
+    events in the process that imported the candidate."""
+    assert fools_naive("patch_timer")
+    verdict = judge("patch_timer")
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
+    assert ("tampering: time.perf_counter was replaced after the candidate was imported"
+            in verdict.violations)
+    assert ("tampering: torch.cuda.Event.elapsed_time was replaced after the candidate was "
+            "imported" in verdict.violations)
