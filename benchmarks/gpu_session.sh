@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one call: the CUDA-marked tests, the inner-loop benchmark
-# and a sample verdict. Logs go to $OUT (or ./gpu-out) so they come back from a lent machine.
+# and the README's main command (offline replay). Logs go to $OUT (or ./gpu-out) so they
+# come back from a lent machine. Wheels in .whl/ (see ../shared/device/wheels.sh) provide
+# litellm and gitpython where the machine lacks them.
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -8,10 +10,18 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
 fi
-export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 CUDAOPT_GPU_SESSION=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv | tee "$out/gpu.txt"
-python3 -c 'import torch; print(torch.__version__, torch.version.cuda)' | tee -a "$out/gpu.txt"
-python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs 2>&1 | tee "$out/gpu_tests.log" | tail -40
-python3 benchmarks/inner_loop.py --device cuda --edits 3 2>&1 | tee "$out/bench.log"
-python3 -m cudaopt.cli check examples/fused_swish_cuda/model.py \
-  examples/fused_swish_cuda/model_new.py --json "$out/verdict.json" 2>&1 | tee "$out/check.log"
+export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1
+export PATH=$PWD/benchmarks/bin:$PATH
+mkdir -p benchmarks/bin
+printf '#!/bin/sh\nexec python3 -m cudaopt.cli "$@"\n' > benchmarks/bin/cudaopt
+chmod +x benchmarks/bin/cudaopt
+{ nvidia-smi --query-gpu=name,driver_version --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; } \
+  | tee "$out/gpu.txt"
+xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
+timeout "${GPU_TEST_TIMEOUT:-300}" python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist \
+  -p no:cacheprovider 2>&1 | tee "$out/gpu_tests.log" | tail -25
+python3 benchmarks/inner_loop.py --device cuda --edits 2 2>&1 | tee "$out/bench.log"
+timeout 150 cudaopt optimize examples/fused_swish_cuda/model.py \
+  --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
+  | tee "$out/replay.log" | tail -25

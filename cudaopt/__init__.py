@@ -4,5 +4,16 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-#: Repository root holding `templates/` and `skills/` (data kept out of code).
+#: Repository root (a source checkout) or site-packages (a regular install).
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _data_dir(name: str) -> Path:
+    """`templates/` and `skills/` live at the top of the repository and ship inside the
+    package for regular installs (see pyproject.toml)."""
+    shipped = Path(__file__).resolve().parent / name
+    return shipped if shipped.is_dir() else ROOT / name
+
+
+TEMPLATES_DIR = _data_dir("templates")
+SKILLS_DIR = _data_dir("skills")

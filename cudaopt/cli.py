@@ -29,4 +29,4 @@ def _register() -> None:
 _register()
 
 if __name__ == "__main__":
-    app()
+    app(prog_name="cudaopt")

@@ -10,9 +10,11 @@ import typer
 from rich.console import Console
 
 from cudaopt.judge import JudgeOptions, Verdict, check
+from cudaopt.judge.api import Progress
 from cudaopt.report import render_verdict
 
-DeviceOpt = typer.Option(None, "--device", help="cuda or cpu (default: cuda when present)")
+DeviceOpt = typer.Option(None, "--device", envvar="CUDAOPT_DEVICE",
+                         help="cuda or cpu (default: cuda when present)")
 JsonOpt = typer.Option(None, "--json", help="write the JSON verdict to this path ('-': stdout)")
 AtolOpt = typer.Option(1e-2, "--atol", help="absolute tolerance")
 RtolOpt = typer.Option(1e-2, "--rtol", help="relative tolerance")
@@ -29,7 +31,7 @@ def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str |
     err = Console(stderr=True)
     out = Console(stderr=json_path == "-")
     with err.status("judging") as status:
-        verdict = check(model, candidate, options, lambda msg: status.update(msg))
+        verdict = _check(model, candidate, options, lambda msg: status.update(msg))
     render_verdict(verdict, out)
     if json_path == "-":
         import json
@@ -39,6 +41,19 @@ def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str |
         verdict.write(Path(json_path))
     _record(candidate, verdict)
     raise typer.Exit(verdict.exit_code)
+
+
+def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progress) -> Verdict:
+    """Through the agent run's warm judge when one is running (CUDAOPT_JUDGE_SOCKET),
+    else here, cold."""
+    socket_path = os.environ.get("CUDAOPT_JUDGE_SOCKET")
+    if socket_path:
+        from cudaopt.judge.client import remote_check
+
+        verdict = remote_check(Path(socket_path), model, candidate, options, progress)
+        if verdict is not None:
+            return verdict
+    return check(model, candidate, options, progress)
 
 
 def _record(candidate: Path, verdict: Verdict) -> None:

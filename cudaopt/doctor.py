@@ -200,14 +200,18 @@ def check_build(device: str, timeout_s: float = BUILD_TIMEOUT_S) -> Check:
 
 
 def check_sandbox() -> Check:
-    if shutil.which("bwrap") is None:
-        return Check("sandbox", WARN, "bwrap not found; candidates run without a sandbox",
-                     "install bubblewrap to confine candidate code")
-    code, out = _run(["bwrap", "--ro-bind", "/", "/", "true"])
-    if code != 0:
-        return Check("sandbox", WARN, f"bwrap found but cannot start: {_last_line(out)}",
-                     "unprivileged user namespaces may be disabled")
-    return Check("sandbox", PASS, "bwrap works")
+    """The agent's shell runs in bwrap; without a working one `cudaopt optimize` refuses
+    to start (unless told --sandbox none), so a broken bwrap is a failure, not a note."""
+    from cudaopt.sandbox.bwrap import probe
+
+    status = probe()
+    if not status.ok:
+        return Check("sandbox", FAIL, f"{status.detail}; `cudaopt optimize` refuses to start",
+                     f"{status.hint()}; or opt out with --sandbox none (unconfined shell)")
+    root = (" (as root: processes bounded by polling, and root-only files outside the home "
+            "stay readable; run as a normal user for full confinement)"
+            if os.geteuid() == 0 else "")
+    return Check("sandbox", PASS, f"{status.detail}: the agent's shell runs sandboxed{root}")
 
 
 def check_model(model: str, api_base: str | None = None,

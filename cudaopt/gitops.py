@@ -21,11 +21,10 @@ from git import Git, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 from cudaopt.judge.verdict import Verdict
 from cudaopt.report_run import fmt_speedup, render_markdown
 from cudaopt.rundir import RunMeta
+from cudaopt.sandbox import secrets
 
 FALLBACK_NAME = "cudaopt"
 FALLBACK_EMAIL = "cudaopt@localhost"
-SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
-MIN_SECRET_CHARS = 8
 SKIPPED_PARTS = ("__pycache__", "build")
 SKIPPED_SUFFIXES = (".so", ".o", ".pyd", ".pyc", ".ninja_deps", ".ninja_log")
 EMPTY_SHA = "0" * 40
@@ -110,7 +109,7 @@ def commit_accepted(
         report = Path(tmp) / "report.md"
         report.write_text(render_markdown(meta, verdict))
         files[_join(folder, f"{task.stem}.cudaopt.md")] = report
-        scan_secrets(files)
+        scan_secrets(files, secrets.dotenv_values([task.parent, Path.cwd()]))
         env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
         commit = _write_commit(repo.git, env, folder, files, base, message)
     name = _create_branch(repo.git, requested, commit)
@@ -159,18 +158,19 @@ def commit_message(task: Path, verdict: Verdict, meta: RunMeta) -> str:
 
 
 def secret_values(env: dict[str, str] | None = None) -> dict[str, str]:
-    """Values of API keys, tokens and secrets in the environment, by variable name."""
-    env = dict(os.environ) if env is None else env
-    return {name: value for name, value in env.items()
-            if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= MIN_SECRET_CHARS}
+    """Values of API keys, tokens, passwords and other credentials in the environment."""
+    return secrets.secret_values(dict(os.environ) if env is None else env)
 
 
-def scan_secrets(files: dict[str, Path]) -> None:
-    """Refuse to commit anything that holds a configured secret's value; name the file."""
-    secrets = secret_values()
+def scan_secrets(files: dict[str, Path], dotenv: dict[str, str] | None = None) -> None:
+    """Refuse to commit anything that holds a configured secret's value; name the file.
+    Every value set in a `.env` file (`dotenv`) counts, whatever its name."""
+    found = secret_values()
+    found.update({f"{name} (from .env)": value for name, value in (dotenv or {}).items()
+                  if len(value) >= secrets.MIN_SECRET_CHARS})
     for name, path in files.items():
         data = path.read_bytes()
-        for var, value in secrets.items():
+        for var, value in found.items():
             if value.encode() in data:
                 raise SecretFoundError(
                     f"refusing to commit: {name} contains the value of ${var}. "

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cudaopt.judge import scan
-from cudaopt.judge.build import build_kernels
+from cudaopt.judge.build import build_kernels, kernel_sources
 from cudaopt.judge.options import JudgeOptions
+from cudaopt.judge.pool import JudgePool
 from cudaopt.judge.runner import WorkerFailure
-from cudaopt.judge.session import Session
+from cudaopt.judge.session import Session, worker_env
 from cudaopt.judge.verdict import Status, Verdict, milestone_reward
 from cudaopt.task import BadInput, validate_candidate, validate_task
 
@@ -40,8 +41,11 @@ def default_build_dir(candidate: Path, device: str) -> Path:
 
 
 def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
-          progress: Progress | None = None) -> Verdict:
-    """Judge `candidate` (a model_new.py) against `task`. Never raises for candidate faults."""
+          progress: Progress | None = None, pool: JudgePool | None = None) -> Verdict:
+    """Judge `candidate` (a model_new.py) against `task`. Never raises for candidate faults.
+
+    Pass a `JudgePool` to judge many candidates of one task with warm workers.
+    """
     options = options or JudgeOptions()
     say = progress or (lambda message: None)
     verdict = Verdict()
@@ -55,7 +59,20 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     findings = scan.scan_candidate(candidate)
     verdict.violations += [f.text for f in findings if f.severity == "violation"]
     verdict.warnings += [f.text for f in findings if f.severity == "warning"]
-    with Session(options, verdict.device) as session:
+    own_pool = pool is None
+    pool = pool or JudgePool(worker_env(options), keep_warm=False)
+    try:
+        verdict = _judge(task, candidate, options, say, verdict, pool)
+    finally:
+        if own_pool:
+            pool.close()
+    verdict.reward = milestone_reward(verdict, options.margin)
+    return verdict
+
+
+def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, verdict: Verdict,
+           pool: JudgePool) -> Verdict:
+    with pool.lock, Session(options, verdict.device, task, pool) as session:
         if options.profile:
             session.start_baseline(task)
         build_dir = _build(candidate, verdict, options, say)
@@ -67,15 +84,14 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
             _fail(verdict, exc, session)
     if verdict.violations and verdict.status in (Status.OK, Status.WRONG):
         verdict.status = Status.VIOLATION  # a broken rule explains a wrong result, not vice versa
-    verdict.reward = milestone_reward(verdict, options.margin)
     return verdict
 
 
 def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
            say: Progress) -> Path | None:
     kernels = candidate.resolve().parent / "kernels"
-    if not kernels.is_dir():
-        return None
+    if not kernels.is_dir() or not kernel_sources(kernels):
+        return None  # an emptied kernels/ folder is no kernels, not a failed build
     say("building kernels/")
     build_dir = options.build_dir or default_build_dir(candidate, verdict.device)
     result = build_kernels(kernels, build_dir, options.build_timeout_s)

@@ -58,9 +58,9 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     options = session.options
     names = ["eager", "compile"] if options.compile_baseline else ["eager"]
     say(f"waiting for the baselines (torch.compile mode={options.compile_mode})")
-    reference_reply(session.baseline, options.timeout_s)  # load, sent when the session began
-    if options.compile_baseline:
-        reference_reply(session.baseline, options.build_timeout_s)
+    while session.baseline_pending:  # load and compile, sent when the session began
+        reference_reply(session.baseline, session.baseline_pending[0])
+        session.baseline_pending.pop(0)
     say("timing: warm-up")
     warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
     if verdict.violations:

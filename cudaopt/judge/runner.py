@@ -14,8 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+#: Confines a worker (e.g. in a sandbox): gets its argv and environment, returns new ones.
+Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
 
 
 class WorkerFailure(Exception):
@@ -28,15 +32,20 @@ class WorkerFailure(Exception):
 
 
 class Worker:
-    def __init__(self, role: str, log_path: Path, env: dict[str, str]):
+    def __init__(self, role: str, log_path: Path, env: dict[str, str],
+                 wrap: Wrap | None = None):
         self.role = role
         self.log_path = log_path
+        self.pending = 0  # messages sent whose reply has not been read: a reused worker needs 0
         read_fd, write_fd = os.pipe()
         self._log = open(log_path, "wb")
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
                     "PYTHONUNBUFFERED": "1"}
+        argv = [sys.executable, "-m", "cudaopt.judge.worker", role]
+        if wrap is not None:
+            argv, full_env = wrap(argv, full_env)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cudaopt.judge.worker", role],
+            argv,
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
             pass_fds=(write_fd,), env=full_env, start_new_session=True,
         )
@@ -44,7 +53,12 @@ class Worker:
         self._reply = os.fdopen(read_fd, "rb")
         self._buffer = b""
 
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def send(self, op: str, **args: Any) -> None:
+        self.pending += 1
         try:
             self.proc.stdin.write((json.dumps({"op": op, **args}) + "\n").encode())
             self.proc.stdin.flush()
@@ -65,6 +79,7 @@ class Worker:
                     raise WorkerFailure("crash", self._death_message())
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
+        self.pending -= 1
         try:
             reply = json.loads(line)
         except json.JSONDecodeError as exc:

@@ -1,4 +1,4 @@
-"""One judgement's two worker processes and the secret seeds they are driven with."""
+"""One judgement's worker processes and the secret seeds they are driven with."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.judge.options import JudgeOptions
-from cudaopt.judge.runner import Worker
+from cudaopt.judge.pool import JudgePool, Loaded
 
 
 def cache_root(options: JudgeOptions) -> Path:
@@ -22,45 +22,59 @@ def cache_root(options: JudgeOptions) -> Path:
     return Path(base) / "cudaopt"
 
 
-def _scratch_root() -> str | None:
-    """Outputs cross between workers through files: RAM-backed /dev/shm when available."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+def worker_env(options: JudgeOptions) -> dict[str, str]:
+    cache = cache_root(options)
+    env = {
+        "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+        "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
+        "TRITON_CACHE_DIR": str(cache / "triton"),
+    }
+    return {k: os.environ.get(k, v) for k, v in env.items()}
 
 
 class Session:
-    """The reference and candidate workers of one judgement, plus a scratch folder."""
+    """The reference, baseline and candidate workers of one judgement, plus a scratch folder.
 
-    def __init__(self, options: JudgeOptions, device: str):
+    Workers come from a `JudgePool`: a one-off pool for a single `cudaopt check`, a shared
+    warm one inside an agent run. The candidate worker is always new.
+    """
+
+    def __init__(self, options: JudgeOptions, device: str, task: Path, pool: JudgePool):
         self.options = options
         self.device = device
+        self.pool = pool
         # Secret per run; a fixed `options.seed` exists only to make tests repeatable.
         self._rng = (secrets.SystemRandom() if options.seed is None
                      else random.Random(options.seed))
-        self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-", dir=_scratch_root()))
-        cache = cache_root(options)
-        env = {
-            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-            "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
-            "TRITON_CACHE_DIR": str(cache / "triton"),
-        }
-        self.env = {k: os.environ.get(k, v) for k, v in env.items()}
-        self.init_seed = self.seed()
-        self.reference = Worker("reference", self.scratch / "reference.log", self.env)
-        self.candidate = Worker("candidate", self.scratch / "candidate.log", self.env)
-        self.baseline: Worker | None = None
+        self.scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=pool.scratch))
+        self.state_path = pool.scratch / "state_dict.pt"
+        warm_reference, warm_baseline = pool.references(task, device)
+        self.init_seed = pool.init_seed
+        self.reference_info = warm_reference.info if warm_reference else None
+        self.reference = warm_reference.worker if warm_reference else pool.new_reference("ref")
+        self._baseline = warm_baseline
+        self.baseline = warm_baseline.worker if warm_baseline else None
+        # Timeouts of the baseline replies still owed, a warm worker's left from before.
+        self.baseline_pending: list[float] = list(warm_baseline.owed) if warm_baseline else []
+        self.candidate = pool.candidate()
         self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
 
     def start_baseline(self, task: Path) -> None:
-        """A second reference process for eager and torch.compile timing, started first so
+        """The process that times eager and torch.compile, started (or found warm) first so
         compiling the baseline overlaps the build and the verification."""
-        self.baseline = Worker("reference", self.scratch / "baseline.log", self.env)
-        self.baseline.send("load", task=str(task.resolve()), device=self.device,
-                           init_seed=self.init_seed,
-                           state_path=str(self.scratch / "baseline_state.pt"))
-        if self.options.compile_baseline:
-            self.baseline.send("compile", mode=self.options.compile_mode,
+        options = self.options
+        if self._baseline is None:
+            self.baseline = self.pool.new_reference("baseline")
+            self._baseline = Loaded(self.baseline, {})
+            self.baseline.send("load", task=str(task.resolve()), device=self.device,
+                               init_seed=self.init_seed,
+                               state_path=str(self.pool.scratch / "baseline_state.pt"))
+            self.baseline_pending.append(options.timeout_s)
+        if options.compile_baseline and self._baseline.compiled != options.compile_mode:
+            self.baseline.send("compile", mode=options.compile_mode,
                                seeds=[self.seed(), self.seed()])
+            self.baseline_pending.append(options.build_timeout_s)
+            self._baseline.compiled = options.compile_mode
 
     def seed(self) -> int:
         return self._rng.randrange(1, 2**62)
@@ -81,8 +95,17 @@ class Session:
         path.mkdir()
 
     def close(self) -> None:
-        for worker in (self.candidate, self.reference, self.baseline):
-            if worker is not None:
+        """The candidate worker always goes; the pool decides which reference workers stay."""
+        self.candidate.close()
+        reference = None
+        if self.reference_info is not None:
+            reference = Loaded(self.reference, self.reference_info)
+        if self._baseline is not None:
+            self._baseline.owed = self.baseline_pending
+        if self.pool.keep_warm:
+            self.pool.keep(reference, self._baseline)
+        for worker in (self.reference, self.baseline):
+            if worker is not None and not self.pool.holds(worker):
                 worker.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 

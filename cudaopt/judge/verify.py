@@ -30,15 +30,17 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
          verdict: Verdict, say: Callable[[str], None]) -> None:
     options = session.options
     say("loading task and candidate")
-    init_seed = session.init_seed
-    state_path = session.scratch / "state_dict.pt"
-    info = ask_reference(session, "load", options.timeout_s, task=str(task.resolve()),
-                         device=session.device, init_seed=init_seed, state_path=str(state_path))
+    init_seed, state_path = session.init_seed, session.state_path
+    if session.reference_info is None:
+        session.reference_info = ask_reference(
+            session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
+            init_seed=init_seed, state_path=str(state_path))
+    info = session.reference_info
     verdict.device_name, verdict.torch_version = info["device_name"], info["torch_version"]
     session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
     try:
         reply = session.candidate.call(
-            "load", options.build_timeout_s, task=str(task.resolve()),
+            "load", options.build_timeout_s, task=str(session.pool.task_copy(task)),
             candidate=str(candidate.resolve()), device=session.device, init_seed=init_seed,
             state_path=str(state_path), allow=options.allow,
             build_dir=str(build_dir) if build_dir else None)

@@ -47,13 +47,18 @@ def test_model_check_passes_and_fails_with_the_reason() -> None:
 
 def test_sandbox_probe(bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
-    assert doctor.check_sandbox().status == "warn"
+    check = doctor.check_sandbox()
+    assert check.status == "fail" and "install bubblewrap" in check.hint
+    assert "--sandbox none" in check.hint
     monkeypatch.undo()
     monkeypatch.setenv("PATH", str(bin_dir))
     _fake_tool(bin_dir, "bwrap", 'echo "bwrap: setting up uid map: Permission denied" >&2; exit 1')
     check = doctor.check_sandbox()
-    assert check.status == "warn" and "Permission denied" in check.detail
-    _fake_tool(bin_dir, "bwrap", '[ "$1 $2 $3 $4" = "--ro-bind / / true" ] && exit 0; exit 3')
+    assert check.status == "fail" and "Permission denied" in check.detail
+    assert "namespaces" in check.hint
+    # passes only when probed with the namespaces every agent command gets
+    probe_ok = 'case "$*" in *--unshare-all*--unshare-user*) exit 0;; esac; exit 3'
+    _fake_tool(bin_dir, "bwrap", probe_ok)
     assert doctor.check_sandbox().status == "pass"
 
 

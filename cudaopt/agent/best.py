@@ -1,0 +1,124 @@
+"""The best verified candidate: cudaopt's own judgement, never the model's or a record's.
+
+A record claiming a new best is re-judged here with `cudaopt.judge.check` before it may
+replace `best/`: the model's shell could have written the record itself.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from cudaopt.agent import records, stage
+from cudaopt.judge import JudgeOptions, JudgePool, Verdict, check
+
+
+def score(verdict: Verdict) -> tuple[float, float]:
+    """Order of merit: the milestone reward first, then the speedup over torch.compile."""
+    if not verdict.clean:
+        return (-1.0, 0.0)
+    return (verdict.reward, verdict.speedup_vs_compile or verdict.speedup_vs_eager or 0.0)
+
+
+class BestTracker:
+    """Keeps `run_dir/best/` holding the best candidate the loop has judged itself."""
+
+    def __init__(
+        self,
+        task: Path,
+        run_dir: Path,
+        options: JudgeOptions,
+        min_gain: float = 0.01,
+        progress: Callable[[str], None] | None = None,
+        stage_dir: Path | None = None,
+        pool: JudgePool | None = None,
+    ) -> None:
+        self.task = task
+        self.pool = pool  # warm workers shared with the workspace's judge server
+        self.options = options
+        self.min_gain = min_gain  # a new best must beat the old by this fraction (noise)
+        self.progress = progress
+        self.record_dir = run_dir / "candidates"
+        self.best_dir = run_dir / "best"
+        self.stage_dir = stage_dir or run_dir / "judging"
+        self.trusted: dict[str, Verdict] = {}  # content hash -> verdict judged by the loop
+        self.best = records.read_verdict(self.best_dir) if self.best_dir.is_dir() else None
+        self.best_index = _source_index(self.best_dir)
+
+    @property
+    def target_reached(self) -> bool:
+        return self.best is not None and self.best.accepted
+
+    def better(self, verdict: Verdict) -> bool:
+        if not verdict.clean:
+            return False
+        if self.best is None:
+            return True
+        (reward, speedup), (best_reward, best_speedup) = score(verdict), score(self.best)
+        return reward > best_reward or (
+            reward == best_reward and speedup > best_speedup * (1 + self.min_gain)
+        )
+
+    def claims_better(self, claimed: Verdict) -> bool:
+        """A record worth re-judging: timed, clean and better than the best on its face."""
+        return claimed.candidate is not None and self.better(claimed)
+
+    def judge(self, folder: Path) -> Verdict:
+        """Judge the candidate in `folder` (model_new.py + kernels/), once per content.
+
+        The sources are copied to the stage first and the copy is judged, so the verdict
+        belongs to exactly the bytes left in the stage (see `staged`)."""
+        candidate = stage.sync(folder, self.stage_dir)
+        key = records.content_hash(self.stage_dir)
+        if key not in self.trusted:
+            self.trusted[key] = check(self.task, candidate, self.options, self.progress,
+                                      pool=self.pool)
+        return self.trusted[key]
+
+    @property
+    def staged(self) -> Path:
+        """The model_new.py last judged (kernels/ beside it)."""
+        return self.stage_dir / "model_new.py"
+
+    def is_trusted(self, folder: Path) -> bool:
+        return records.content_hash(folder) in self.trusted
+
+    def offer(self, number: int, verdict: Verdict) -> bool:
+        """Make record `number` (judged by the loop as `verdict`) the best if it is better."""
+        if not self.better(verdict):
+            return False
+        source = records.record_path(self.record_dir, number)
+        staging = self.best_dir.with_name("best.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        records.snapshot(source / "model_new.py", staging)
+        verdict.write(staging / "verdict.json")
+        (staging / "SOURCE").write_text(f"candidates/{number:03d}\n")
+        shutil.rmtree(self.best_dir, ignore_errors=True)
+        staging.rename(self.best_dir)
+        self.best, self.best_index = verdict, number
+        return True
+
+    def final_check(self) -> Verdict | None:
+        """The best re-judged from scratch with fresh secret seeds: the verdict that counts."""
+        if self.best is None or not (self.best_dir / "model_new.py").is_file():
+            return None
+        candidate = stage.sync(self.best_dir, self.stage_dir)
+        fresh = None  # new workers all round, confined like the warm ones
+        if self.pool is not None:
+            fresh = JudgePool(self.pool.env, keep_warm=False, wrapper=self.pool.wrapper)
+        try:
+            return check(self.task, candidate, replace(self.options, seed=None), self.progress,
+                         pool=fresh)
+        finally:
+            if fresh is not None:
+                fresh.close()
+
+
+def _source_index(best_dir: Path) -> int | None:
+    """Which record a resumed run's best/ came from (written by `offer`)."""
+    try:
+        return int((best_dir / "SOURCE").read_text().strip().rsplit("/", 1)[-1])
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,78 @@
+"""Progress of a run as `on_event(kind, data)` calls, so any front end can show it.
+
+Kinds and their data (the live view in `cudaopt.live` reads the same keys):
+  "step"      {"step", "summary", "cost_usd", "elapsed_s"}   a model call is about to happen
+  "message"   {"text", "role"}                 the model's words, or a nudge from cudaopt
+  "tool"      {"name", "summary", "args", "output", "ok"}   one action and its result
+  "judge"     {"text"}                         the loop's own judge calls (progress lines)
+  "candidate" {"index", "verdict", "path", "trusted"}       a judged candidate appeared
+  "best"      {"index", "verdict", "path"}     a new best, verified by cudaopt itself
+  "done"      {"reason", "verdict", "meta", "run_dir"}      the final verdict (None if no best)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TextIO
+
+#: Judge progress lines too frequent for a log.
+NOISY_PROGRESS = ("timing: round", "verifying: trial")
+OnEvent = Callable[[str, dict[str, Any]], None]
+
+
+def ignore(kind: str, data: dict[str, Any]) -> None:
+    """An `on_event` for callers that do not watch."""
+
+
+class PlainPrinter:
+    """One plain line per event: the default view, fine for logs and pipes."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, kind: str, data: dict[str, Any]) -> None:
+        line = self._line(kind, data)
+        if line:
+            print(line, file=self.stream, flush=True)
+
+    def _line(self, kind: str, data: dict[str, Any]) -> str:
+        if kind == "step":
+            return (
+                f"step {data['step']}  (${data.get('cost_usd', 0.0):.2f}, "
+                f"{data.get('elapsed_s', 0.0) / 60:.1f} min)"
+            )
+        if kind == "message":
+            return f"  {data.get('role', 'model')}: {_first_line(data.get('text', ''))}"
+        if kind == "tool":
+            mark = "" if data.get("ok", True) else "  [failed]"
+            return f"  {data['summary']}{mark}"
+        if kind == "judge":
+            text = data["text"]
+            return "" if text.startswith(NOISY_PROGRESS) else f"  judge: {text}"
+        if kind in ("candidate", "best"):
+            return describe(kind, data["index"], data["verdict"])
+        if kind == "done":
+            verdict = data.get("verdict")
+            result = (
+                "no verified candidate" if verdict is None else (describe("final", None, verdict))
+            )
+            return f"done ({data['reason']}): {result}"
+        return ""
+
+
+def describe(label: str, index: int | None, verdict: Any) -> str:
+    """One line on a verdict, for people and for the model's nudges."""
+    where = f" {index}" if index is not None else ""
+    if not verdict.clean:
+        detail = (verdict.violations or verdict.mismatch or [verdict.error])[0] or ""
+        detail = _first_line(str(detail), 300)
+        return f"{label}{where}: {verdict.status.value}" + (f" ({detail})" if detail else "")
+    speed = verdict.speedup_vs_compile
+    vs = f"{speed:.2f}x vs torch.compile" if speed is not None else "not timed"
+    accepted = ", accepted" if verdict.accepted else ""
+    return f"{label}{where}: correct, {vs}, reward {verdict.reward:g}{accepted}"
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,44 @@
+"""The run's warm judge, shared by the loop and the workspace's judge commands."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cudaopt.agent.workspace import READ_ONLY
+from cudaopt.judge import JudgePool
+from cudaopt.judge.server import JudgeServer
+from cudaopt.judge.session import worker_env
+
+if TYPE_CHECKING:
+    from cudaopt.agent.run import RunConfig
+
+
+class JudgeService:
+    """The run's warm judge: one pool of workers for the loop's own judgements and, through a
+    socket, for `cudaopt verify` / `profile` in the workspace. With a sandbox, the candidate
+    worker (which imports model-written code) runs inside it too."""
+
+    def __init__(self, run_dir: Path, config: RunConfig):
+        workspace = run_dir / "workspace"
+        wrapper = None
+        if config.sandbox is not None:
+            box = config.sandbox.with_paths([run_dir], [], READ_ONLY)
+
+            def wrapper(argv: list[str], env: dict[str, str],
+                        writable: list[Path]) -> tuple[list[str], dict[str, str]]:
+                return box.wrap_process(argv, env, workspace, writable)
+
+        options = config.judge_options()
+        self.pool = JudgePool(worker_env(options), wrapper=wrapper)
+        # AF_UNIX paths are short (108 bytes): a private folder under the temp dir.
+        self.socket_path = Path(tempfile.mkdtemp(prefix="cudaopt-judge-")) / "judge.sock"
+        self.server = JudgeServer(self.socket_path, self.pool, workspace, options)
+        self.server.start()
+
+    def close(self) -> None:
+        self.server.close()
+        self.pool.close()
+        shutil.rmtree(self.socket_path.parent, ignore_errors=True)

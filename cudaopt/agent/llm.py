@@ -1,0 +1,168 @@
+"""The litellm policy: any provider litellm knows, or an OpenAI-compatible `--api-base`.
+Keys come from the provider's usual environment variables (a `.env` is loaded by the CLI).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from cudaopt.agent import prompts
+from cudaopt.agent.models import ModelError, PreflightError
+
+# The live price list is fetched from the network at import; offline that costs ~10 s of
+# retries. The copy bundled with litellm is good enough for a budget (override: set False).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm  # noqa: E402  (after the setting above)
+
+litellm.suppress_debug_info = True
+PING = [{"role": "user", "content": "Reply with the single word: ok"}]
+
+
+class LitellmModel:
+    def __init__(
+        self,
+        name: str,
+        api_base: str | None = None,
+        tools: bool | None = None,
+        timeout_s: float = 600.0,
+        num_retries: int = 3,
+    ) -> None:
+        self.name = name
+        self.api_base = api_base
+        self.cost_usd = 0.0
+        self.timeout_s = timeout_s
+        self.num_retries = num_retries
+        self._auto_tools = tools is None
+        self.uses_tools: bool = bool(tools) if tools is not None else _known_tools(name) is True
+        self.notice: str | None = None  # what preflight decided, for the user
+
+    def preflight(self) -> None:
+        """One tiny call. With auto tool detection and a model litellm does not know, the
+        call carries the tools: a server that rejects them gets fenced actions instead."""
+        probe = self.uses_tools or (self._auto_tools and _known_tools(self.name) is None)
+        try:
+            self._complete(
+                PING,
+                prompts.tool_schemas() if probe else None,
+                retries=0,
+                timeout_s=60.0,
+                max_tokens=16,
+            )
+            self.uses_tools = probe
+        except litellm.BadRequestError as exc:
+            if not (probe and self._auto_tools and "tool" in str(exc).lower()):
+                raise explain(self.name, self.api_base, exc) from exc
+            self._ping_plain()
+            self.uses_tools = False
+            self.notice = f"{self.name} rejected tool calls; using fenced action blocks"
+        except Exception as exc:  # noqa: BLE001 - every failure here is reported the same way
+            raise explain(self.name, self.api_base, exc) from exc
+
+    def _ping_plain(self) -> None:
+        try:
+            self._complete(PING, None, retries=0, timeout_s=60.0, max_tokens=16)
+        except Exception as exc:  # noqa: BLE001
+            raise explain(self.name, self.api_base, exc) from exc
+
+    def query(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        try:
+            response = self._complete(
+                messages, tools, retries=self.num_retries, timeout_s=self.timeout_s
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise ModelError(f"call to {self.name} failed: {_first_line(exc)}") from exc
+        return _assistant_message(response)
+
+    def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        retries: int,
+        timeout_s: float,
+        max_tokens: int | None = None,
+    ) -> Any:
+        kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        response = litellm.completion(
+            model=self.name,
+            messages=messages,
+            api_base=self.api_base,
+            timeout=timeout_s,
+            num_retries=retries,
+            drop_params=True,
+            **kwargs,
+        )
+        self.cost_usd += _cost_usd(response)
+        return response
+
+
+def _known_tools(name: str) -> bool | None:
+    """litellm's own answer on function calling, or None when it does not know the model."""
+    try:
+        info = litellm.get_model_info(name)
+    except Exception:  # noqa: BLE001 - litellm raises several types for unknown models
+        return None
+    return bool(info.get("supports_function_calling"))
+
+
+def _cost_usd(response: Any) -> float:
+    """litellm's price for one response; models without a known price count as free."""
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # noqa: BLE001
+        return 0.0
+
+
+def _assistant_message(response: Any) -> dict[str, Any]:
+    message = response.choices[0].message
+    out: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments or "{}"},
+            }
+            for c in calls
+        ]
+    return out
+
+
+def explain(name: str, api_base: str | None, exc: Exception) -> PreflightError:
+    """A failed first call, said in terms of what the user can fix."""
+    where = api_base or "the provider"
+    detail = _first_line(exc)
+    if isinstance(exc, litellm.AuthenticationError):
+        why = (
+            f"authentication failed (missing or invalid API key for {name}); set the "
+            "provider's key in the environment or a .env file"
+        )
+    elif isinstance(exc, litellm.NotFoundError):
+        why = f"model {name!r} not found at {where}"
+    elif isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
+        why = (
+            f"unknown model {name!r}: give a litellm model string with its provider, "
+            "e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, hosted_vllm/NAME"
+        )
+    elif isinstance(
+        exc,
+        litellm.APIConnectionError
+        | litellm.InternalServerError
+        | litellm.ServiceUnavailableError
+        | litellm.Timeout,
+    ):
+        why = f"cannot reach {where} for model {name!r}"
+    else:
+        why = f"the first call to {name!r} at {where} failed"
+    return PreflightError(f"{why}\n  ({detail})")
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]

@@ -1,0 +1,59 @@
+"""Prompts, tool schemas and the skill file live under `templates/` and `skills/` as data;
+this module only finds and fills them. Placeholders are `{{name}}`; `{{file:PATH}}` pulls in
+a file below `skills/` (after the names are filled, so PATH may use them)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from cudaopt import SKILLS_DIR, TEMPLATES_DIR
+
+PROMPTS_DIR = TEMPLATES_DIR / "prompts"
+TOOL_NAMES = ("bash", "read", "write", "edit", "glob", "grep")
+
+_NAME = re.compile(r"\{\{(\w+)\}\}")
+_FILE = re.compile(r"\{\{file:([^{}]+)\}\}")
+
+
+class TemplateError(KeyError):
+    """A template names a value nobody supplied: a bug, not a user error."""
+
+
+def render(text: str, values: dict[str, Any], include_root: Path | None = None) -> str:
+    def name(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise TemplateError(f"template value {key!r} missing")
+        return str(values[key])
+
+    text = _NAME.sub(name, text)
+    if include_root is not None:
+        text = _FILE.sub(lambda m: (include_root / m.group(1)).read_text().rstrip("\n"), text)
+    return text
+
+
+def prompt(name: str, **values: Any) -> str:
+    """`templates/prompts/<name>.md` filled with `values`."""
+    return render((PROMPTS_DIR / f"{name}.md").read_text(), values).strip()
+
+
+def template(name: str, **values: Any) -> str:
+    """`templates/workspace/<name>` filled with `values`."""
+    return render((TEMPLATES_DIR / "workspace" / name).read_text(), values)
+
+
+def skill(**values: Any) -> str:
+    """`skills/SKILL.md` rendered for one task and device, examples pulled in."""
+    return render((SKILLS_DIR / "SKILL.md").read_text(), values, include_root=SKILLS_DIR)
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The OpenAI function-calling schemas of the six tools (DESIGN.md §5)."""
+    schemas = json.loads((PROMPTS_DIR / "tools.json").read_text())
+    names = tuple(s["function"]["name"] for s in schemas)
+    if names != TOOL_NAMES:
+        raise TemplateError(f"tools.json declares {names}, expected {TOOL_NAMES}")
+    return schemas

@@ -1,0 +1,305 @@
+"""One optimization run from start (or resume) to the final verdict, kept on disk in a run
+directory (see `cudaopt.rundir`) so Ctrl-C loses nothing and `--resume` picks it up."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cudaopt.agent import prompts
+from cudaopt.agent.best import BestTracker
+from cudaopt.agent.events import OnEvent, ignore
+from cudaopt.agent.judging import JudgeService
+from cudaopt.agent.loop import Agent, Limits, Progress
+from cudaopt.agent.models import Model, ModelError, make_model
+from cudaopt.agent.shell import LocalShell
+from cudaopt.agent.tools import Workspace
+from cudaopt.agent.trajectory import Trajectory
+from cudaopt.agent.workspace import (
+    READ_ONLY,
+    create_workspace,
+    install_cli,
+    shell_env,
+    skill_values,
+)
+from cudaopt.judge import JudgeOptions, Verdict
+from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
+from cudaopt.sandbox import Sandbox
+
+
+@dataclass
+class RunConfig:
+    model: str
+    device: str  # "cuda" or "cpu", already resolved
+    api_base: str | None = None
+    tools: bool | None = None  # None: ask litellm, probe unknown models
+    limits: Limits = field(default_factory=Limits)
+    judge: JudgeOptions | None = None  # None: JudgeOptions(device=device)
+    bash_timeout_s: float = 600.0
+    run_dir: Path | None = None  # None: a fresh one beside the task
+    stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
+    sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)
+
+    def judge_options(self) -> JudgeOptions:
+        return self.judge or JudgeOptions(device=self.device)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    meta: RunMeta
+    reason: str  # why the loop stopped: done, max_steps, max_cost, ... interrupted
+    final: Verdict | None  # the fresh re-check of the best; the only verdict that counts
+
+    @property
+    def accepted(self) -> bool:
+        return self.final is not None and self.final.accepted
+
+
+def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore) -> RunResult:
+    """Preflight the model, lay out a run directory and workspace, and run the loop."""
+    model = make_model(config.model, config.api_base, config.tools)
+    model.preflight()  # before anything is created: a dead endpoint leaves no run behind
+    if getattr(model, "notice", None):
+        on_event("message", {"role": "cudaopt", "text": model.notice})
+    run_dir = _fresh_dir(config.run_dir) if config.run_dir else new_run_dir(task)
+    task = task.resolve()
+    meta = RunMeta(
+        run_id=run_dir.name,
+        task=str(task),
+        model=config.model,
+        device=config.device,
+        started=datetime.now().isoformat(timespec="seconds"),
+        api_base=config.api_base,
+        torch_version=_torch_version(),
+    )
+    meta.extra.update(
+        limits=asdict(config.limits),
+        tools=model.uses_tools,
+        bash_timeout_s=config.bash_timeout_s,
+        judge=_options_json(config),
+        sandbox=config.sandbox.kind if config.sandbox else "none",
+    )
+    write_meta(run_dir, meta)
+    options = config.judge_options()
+    values = skill_values(config.device, options.margin * 100, options.atol)
+    create_workspace(run_dir / "workspace", task, config.device, values)
+    messages = [
+        {"role": "system", "content": _system_prompt(run_dir, model, values, config)},
+        {"role": "user", "content": prompts.prompt("first_user", task_path=task, **values)},
+    ]
+    trajectory = Trajectory(run_dir / "trajectory.jsonl")
+    for message in messages:
+        trajectory.append(message, 0)
+    return _drive(run_dir, meta, model, messages, config, Progress(), on_event)
+
+
+def resume_run(
+    run_dir: Path,
+    on_event: OnEvent = ignore,
+    limits: Limits | None = None,
+    judge: JudgeOptions | None = None,
+    api_base: str | None = None,
+    stage_dir: Path | None = None,
+    sandbox: Sandbox | None = None,
+) -> RunResult:
+    """Continue an interrupted (or finished) run where its trajectory ends; `None`s keep
+    what the run was started with (the endpoint may have moved: `api_base`)."""
+    meta = read_meta(run_dir)
+    extra = meta.extra
+    meta.api_base = api_base or meta.api_base
+    config = RunConfig(
+        model=meta.model,
+        device=meta.device,
+        api_base=meta.api_base,
+        stage_dir=stage_dir,
+        tools=extra.get("tools"),
+        judge=judge,
+        limits=limits or Limits(**extra.get("limits", {})),
+        bash_timeout_s=extra.get("bash_timeout_s", 600.0),
+        run_dir=run_dir,
+        sandbox=sandbox,
+    )
+    messages = Trajectory(run_dir / "trajectory.jsonl").messages()
+    model = make_model(config.model, config.api_base, config.tools, history=messages)
+    model.preflight()
+    progress = Progress(**extra.get("progress", {}))
+    meta.status, meta.finished = "running", None
+    write_meta(run_dir, meta)
+    values = skill_values(
+        config.device, config.judge_options().margin * 100, config.judge_options().atol
+    )
+    resumed = {"role": "user", "content": prompts.prompt("resumed", **values)}
+    messages.append(resumed)
+    Trajectory(run_dir / "trajectory.jsonl").append(resumed, progress.steps)
+    return _drive(run_dir, meta, model, messages, config, progress, on_event)
+
+
+def _drive(
+    run_dir: Path,
+    meta: RunMeta,
+    model: Model,
+    messages: list[dict[str, Any]],
+    config: RunConfig,
+    progress: Progress,
+    on_event: OnEvent,
+) -> RunResult:
+    """Run the loop, keep meta.json current, then re-check the best from scratch."""
+    service = JudgeService(run_dir, config)
+    try:
+        return _drive_agent(run_dir, meta, model, messages, config, progress, on_event, service)
+    finally:
+        service.close()
+
+
+def _drive_agent(
+    run_dir: Path,
+    meta: RunMeta,
+    model: Model,
+    messages: list[dict[str, Any]],
+    config: RunConfig,
+    progress: Progress,
+    on_event: OnEvent,
+    service: JudgeService,
+) -> RunResult:
+    agent = _agent(run_dir, meta, model, messages, config, progress, on_event, service)
+    try:
+        reason = agent.run()
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    except ModelError as exc:
+        reason = "model_error"
+        meta.extra["error"] = str(exc)
+    except Exception as exc:
+        meta.extra["error"] = f"{type(exc).__name__}: {exc}"
+        _finish(run_dir, meta, "crashed", None)
+        raise
+    finally:
+        _save(run_dir, meta, agent)
+    agent.trajectory.note("stop", progress.steps, reason=reason)
+    meta.extra["stop_reason"] = reason
+    final = None
+    if reason != "interrupted":
+        try:
+            final = _final_check(run_dir, agent.tracker, on_event)
+        except KeyboardInterrupt:
+            reason = "interrupted"
+    _finish(run_dir, meta, reason, final)
+    on_event("done", {"reason": reason, "verdict": final, "meta": meta, "run_dir": run_dir})
+    return RunResult(run_dir, meta, reason, final)
+
+
+def _agent(
+    run_dir: Path,
+    meta: RunMeta,
+    model: Model,
+    messages: list[dict[str, Any]],
+    config: RunConfig,
+    progress: Progress,
+    on_event: OnEvent,
+    service: JudgeService,
+) -> Agent:
+    """The loop wired to this run: judge, workspace tools, shell, trajectory, meta."""
+    options = config.judge_options()
+    tracker = BestTracker(
+        Path(meta.task),
+        run_dir,
+        options,
+        progress=lambda line: on_event("judge", {"text": line}),
+        stage_dir=config.stage_dir,
+        pool=service.pool,
+    )
+    bin_dir = run_dir / "bin"
+    install_cli(bin_dir)
+    env = shell_env(bin_dir, tracker.record_dir, config.device)
+    env["CUDAOPT_JUDGE_SOCKET"] = str(service.socket_path)
+    sandbox = config.sandbox  # judge front end and records reachable; task and skills locked
+    if sandbox is not None:
+        writable = [tracker.record_dir, service.socket_path.parent]
+        sandbox = sandbox.with_paths([bin_dir], writable, READ_ONLY)
+    shell = LocalShell(env, timeout_s=config.bash_timeout_s, sandbox=sandbox)
+    workspace = Workspace(run_dir / "workspace", shell, READ_ONLY)
+    agent = Agent(
+        model,
+        workspace,
+        tracker,
+        Trajectory(run_dir / "trajectory.jsonl"),
+        messages,
+        config.limits,
+        progress,
+        skill_values(config.device, options.margin * 100, options.atol),
+        on_event,
+        checkpoint=lambda: _save(run_dir, meta, agent),
+    )
+    return agent
+
+
+def _final_check(run_dir: Path, tracker: BestTracker, on_event: OnEvent) -> Verdict | None:
+    on_event("judge", {"text": "final check of the best candidate with fresh seeds"})
+    final = tracker.final_check()
+    if final is not None:
+        final.write(run_dir / "final_verdict.json")
+    return final
+
+
+def _finish(run_dir: Path, meta: RunMeta, reason: str, final: Verdict | None) -> None:
+    if reason == "interrupted":
+        meta.status = "interrupted"
+    elif final is not None and final.accepted:
+        meta.status = "accepted"
+    else:
+        meta.status = "failed" if reason in ("model_error", "crashed") else "not_accepted"
+    if final is not None:
+        meta.best_speedup_vs_compile = final.speedup_vs_compile
+        meta.best_speedup_vs_eager = final.speedup_vs_eager
+        meta.gpu = final.device_name or meta.gpu
+    meta.finished = datetime.now().isoformat(timespec="seconds")
+    write_meta(run_dir, meta)
+
+
+def _save(run_dir: Path, meta: RunMeta, agent: Agent) -> None:
+    """Counters and the best so far into meta.json, after every step."""
+    tracker = agent.tracker
+    meta.steps = agent.progress.steps
+    meta.cost_usd = agent.cost_usd
+    meta.wall_s = agent.wall_s
+    if tracker.best is not None:
+        meta.best_speedup_vs_compile = tracker.best.speedup_vs_compile
+        meta.best_speedup_vs_eager = tracker.best.speedup_vs_eager
+    saved = asdict(agent.progress)
+    saved.update(cost_usd=meta.cost_usd, wall_s=meta.wall_s)
+    meta.extra["progress"] = saved
+    write_meta(run_dir, meta)
+
+
+def _system_prompt(run_dir: Path, model: Model, values: dict[str, str], config: RunConfig) -> str:
+    fmt = "tools_format" if model.uses_tools else "text_format"
+    action_format = prompts.prompt(fmt, bash_timeout_s=f"{config.bash_timeout_s:g}", **values)
+    skill = (run_dir / "workspace" / "skills" / "SKILL.md").read_text()
+    return prompts.prompt(
+        "system",
+        workspace=run_dir / "workspace",
+        skill=skill,
+        action_format=action_format,
+        **values,
+    )
+
+
+def _fresh_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    if any(path.iterdir()):
+        raise FileExistsError(f"{path} is not empty; give a new --run-dir or --resume it")
+    return path
+
+
+def _options_json(config: RunConfig) -> dict[str, Any]:
+    data = asdict(config.judge_options())
+    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__

@@ -1,0 +1,127 @@
+"""Warm workers kept between judgements of one task: the agent loop's inner loop.
+
+A cold judgement pays for three Python processes importing torch, CUDA initialising in
+each, the task's model being built twice and torch.compile tracing the baseline. Only the
+candidate process has to be new for every candidate (it imports candidate code); the two
+reference processes never do, so they can serve every judgement of the same task. The pool
+keeps them loaded (the baseline compiled) and starts the next candidate process ahead of
+need, so a warm judgement costs the build, the candidate's import and the measurements.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudaopt.judge.runner import Worker
+
+#: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
+#: the folders it must be able to write; returns the argv and environment to run with.
+Wrapper = Callable[[list[str], dict[str, str], list[Path]], tuple[list[str], dict[str, str]]]
+
+
+@dataclass
+class Loaded:
+    """A reference worker that has loaded one task and answered every message sent to it."""
+
+    worker: Worker
+    info: dict  # the load reply: device name, torch version
+    compiled: str | None = None  # torch.compile mode it holds, if any
+    owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
+
+
+class JudgePool:
+    """`keep_warm=False` is the one-off pool of a single `cudaopt check`: nothing is started
+    ahead of need and everything is closed after the judgement."""
+
+    def __init__(self, env: dict[str, str], keep_warm: bool = True,
+                 wrapper: Wrapper | None = None):
+        self.env = env
+        self.keep_warm = keep_warm
+        self.wrapper = wrapper
+        self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
+        self.init_seed = int.from_bytes(os.urandom(7), "little")
+        self.lock = threading.Lock()  # one judgement at a time: timings must not overlap
+        self._key: tuple[str, float, str] | None = None
+        self._reference: Loaded | None = None
+        self._baseline: Loaded | None = None
+        self._spare: Worker | None = None
+        self._count = 0
+
+    def _log(self, name: str) -> Path:
+        self._count += 1
+        return self.scratch / f"{name}-{self._count}.log"
+
+    def candidate(self) -> Worker:
+        """The spare candidate worker (already past `import torch`); the next one starts now."""
+        worker = self._spare if self._spare and self._spare.alive else self._new_candidate()
+        self._spare = self._new_candidate() if self.keep_warm else None
+        return worker
+
+    def _new_candidate(self) -> Worker:
+        if self.wrapper is None:
+            return Worker("candidate", self._log("candidate"), self.env)
+        wrapper, scratch = self.wrapper, self.scratch
+
+        def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+            return wrapper(argv, env, [scratch])
+
+        return Worker("candidate", self._log("candidate"), self.env, wrap=wrap)
+
+    def task_copy(self, task: Path) -> Path:
+        """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a
+        confined candidate needs no view of the user's project, and cannot change the file
+        the reference workers load."""
+        folder = self.scratch / "task"
+        folder.mkdir(exist_ok=True)
+        copy = folder / task.name
+        shutil.copyfile(task, copy)
+        return copy
+
+    def references(self, task: Path, device: str) -> tuple[Loaded | None, Loaded | None]:
+        """The warm reference and baseline workers for `task` as it is on disk now, if any."""
+        key = (str(task.resolve()), task.stat().st_mtime, device)
+        if key != self._key:
+            self._drop()
+            self._key = key
+        return self._reference, self._baseline
+
+    def keep(self, reference: Loaded | None, baseline: Loaded | None) -> None:
+        """Take back reference workers after a judgement: only alive ones, and only if every
+        reply they owe is accounted for, or their next exchange would read a stale reply."""
+        self._reference = (reference if reference and reference.worker.alive
+                           and reference.worker.pending == 0 else None)
+        self._baseline = (baseline if baseline and baseline.worker.alive
+                          and baseline.worker.pending == len(baseline.owed) else None)
+
+    def holds(self, worker: Worker) -> bool:
+        return any(loaded is not None and loaded.worker is worker
+                   for loaded in (self._reference, self._baseline))
+
+    def _drop(self) -> None:
+        for loaded in (self._reference, self._baseline):
+            if loaded is not None:
+                loaded.worker.close()
+        self._reference = self._baseline = None
+        self.init_seed = int.from_bytes(os.urandom(7), "little")
+
+    def new_reference(self, name: str) -> Worker:
+        return Worker("reference", self._log(name), self.env)
+
+    def close(self) -> None:
+        self._drop()
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def scratch_root() -> str | None:
+    """Outputs cross between workers through files: RAM-backed /dev/shm when available."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None

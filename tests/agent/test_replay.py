@@ -1,0 +1,103 @@
+"""`replay:PATH` re-plays a recorded trajectory's actions for real: the README's offline
+demo, start to accepted result, through the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from cudaopt import ROOT
+from cudaopt.agent.loop import Limits
+from cudaopt.agent.run import RunConfig, start_run
+from cudaopt.cli import app
+from cudaopt.judge import JudgeOptions
+from tests.agent.conftest import GOOD_FILES, Events, source
+from tests.fakeopenai import FakeOpenAI, call, say
+
+EXAMPLES = ROOT / "examples"
+
+
+def example(name: str, into: Path) -> Path:
+    folder = into / name
+    folder.mkdir()
+    shutil.copy(EXAMPLES / name / "model.py", folder / "model.py")
+    return folder / "model.py"
+
+
+def test_cpu_demo_replays_offline_to_an_accepted_kernel_on_a_branch(
+    tmp_path: Path, monkeypatch
+) -> None:
+    task = example("fused_swish_cpu", tmp_path)
+    repo = git.Repo.init(task.parent)
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", "Test").set_value("user", "email", "test@example.com")
+    repo.index.add(["model.py"])
+    repo.index.commit("task")
+    monkeypatch.chdir(task.parent)
+    replay = EXAMPLES / "replay" / "fused_swish_cpu.jsonl"
+    args = ["optimize", "model.py", "--model", f"replay:{replay}", "--device", "cpu"]
+    result = CliRunner().invoke(app, [*args, "--branch", "cudaopt/demo"])
+    assert result.exit_code == 0, result.output
+    [run] = (task.parent / ".cudaopt" / "runs").iterdir()
+    final = json.loads((run / "final_verdict.json").read_text())
+    assert final["accepted"] and final["device"] == "cpu"
+    assert (run / "best" / "kernels" / "fused_swish.cpp").is_file()
+    assert json.loads((run / "meta.json").read_text())["branch"] == "cudaopt/demo"
+    assert "kernels/fused_swish.cpp" in repo.git.ls_tree("-r", "--name-only", "cudaopt/demo")
+    assert repo.active_branch.name != "cudaopt/demo" and not repo.is_dirty()
+
+
+def test_replay_of_a_run_directory_repeats_its_actions(task, config) -> None:
+    script = [call("write", path=n, content=source(n)) for n in GOOD_FILES]
+    with FakeOpenAI(script) as server:
+        first = start_run(task, config(server.url, max_steps=3))
+    again = start_run(task, config(None, model=f"replay:{first.run_dir}", max_steps=3))
+    assert again.meta.model.startswith("replay:") and again.reason == "max_steps"
+    for name in GOOD_FILES:
+        assert (again.run_dir / "workspace" / name).read_text() == source(name)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_demo_replays_to_an_accepted_kernel(tmp_path: Path) -> None:
+    task = example("fused_swish_cuda", tmp_path)
+    replay = EXAMPLES / "replay" / "fused_swish_cuda.jsonl"
+    config = RunConfig(
+        model=f"replay:{replay}",
+        device="cuda",
+        limits=Limits(max_steps=12),
+        judge=JudgeOptions(device="cuda"),
+    )
+    result = start_run(task, config, Events())
+    assert result.accepted, result.final
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_scripted_cuda_session_through_litellm(tmp_path: Path) -> None:
+    pytest.importorskip("litellm")
+    task = example("fused_swish_cuda", tmp_path)
+    kernels = EXAMPLES / "fused_swish_cuda"
+    names = ("kernels/fused_swish.cu", "kernels/fused_swish_binding.cpp", "model_new.py")
+    script = [
+        *(call("write", path=n, content=(kernels / n).read_text()) for n in names),
+        call("bash", command="cudaopt profile --device cuda"),
+        say("Done."),
+        say("Done."),
+    ]
+    with FakeOpenAI(script) as server:
+        config = RunConfig(
+            model="openai/fake-kernel-model",
+            device="cuda",
+            api_base=server.url,
+            limits=Limits(max_steps=10),
+            judge=JudgeOptions(device="cuda"),
+        )
+        result = start_run(task, config, Events())
+    assert result.accepted and result.reason == "done", result.final

@@ -1,0 +1,141 @@
+"""Scripted sessions through litellm against a real local HTTP server, judged for real on
+the CPU: the loop's decisions (best kept, nudges, stop rules) on actual verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cudaopt.agent.run import start_run
+from cudaopt.judge import Status
+from tests.agent.conftest import GOOD_FILES, Events, source
+from tests.fakeopenai import FakeOpenAI, Reply, call, say
+
+
+def write_good() -> list[Reply]:
+    return [call("write", path=name, content=source(name)) for name in GOOD_FILES]
+
+
+def last_content(messages: list[dict[str, Any]]) -> str:
+    return messages[-1].get("content") or ""
+
+
+def test_wrong_kernel_is_seen_fixed_and_reaches_target(task, config, events: Events) -> None:
+    def saw_failure(messages: list[dict[str, Any]]) -> Reply:
+        assert "[exit code 4]" in last_content(messages), last_content(messages)[-2000:]
+        return call("write", path="kernels/matchain.cpp", content=source("kernels/matchain.cpp"))
+
+    script = [
+        call("read", path="model.py"),
+        call("write", path="kernels/matchain.cpp", content=source("matchain_wrong.cpp")),
+        *write_good()[1:],
+        call("bash", command="cudaopt verify --device cpu --trials 3"),
+        saw_failure,
+        call("bash", command="cudaopt profile --device cpu --time-budget 2"),
+        say("Done: A @ (B @ V) in one C++ extension."),
+        say("No further gain in sight."),
+    ]
+    with FakeOpenAI(script) as server:
+        result = start_run(task, config(server.url), events)
+    assert not server.errors
+    assert result.reason == "done" and result.accepted, result
+    run = result.run_dir
+    assert (run / "best" / "kernels" / "matchain.cpp").read_text() == source("kernels/matchain.cpp")
+    statuses = [d["verdict"].status for d in events.of("candidate")]
+    assert Status.WRONG in statuses and statuses[-1] is Status.OK
+    assert json.loads((run / "final_verdict.json").read_text())["accepted"] is True
+    assert json.loads((run / "meta.json").read_text())["status"] == "accepted"
+    lines = [json.loads(line) for line in (run / "trajectory.jsonl").read_text().splitlines()]
+    assert any(line.get("message", {}).get("role") == "tool" for line in lines)
+
+
+def test_early_stop_is_pushed_on(task, config, events: Events) -> None:
+    def pushed(messages: list[dict[str, Any]]) -> Reply:
+        assert "target is not reached" in last_content(messages)
+        return write_good()[0]
+
+    script = [
+        say("The reference already looks fast; I am done."),
+        pushed,
+        *write_good()[1:],
+        say("Done."),
+        say("Nothing more to do."),
+    ]
+    with FakeOpenAI(script) as server:
+        result = start_run(task, config(server.url), events)
+    assert not server.errors
+    assert result.accepted and result.reason == "done"
+    nudges = [d["text"] for d in events.of("message") if d["role"] == "cudaopt"]
+    assert "not reached" in nudges[0] and "target is reached" in nudges[-1]
+    first = events.of("candidate")[0]["verdict"]
+    assert not first.clean  # the untouched starter copy runs torch ops: a violation
+
+
+def test_broken_late_kernel_keeps_the_best(task, config, events: Events) -> None:
+    broken = source("kernels/matchain.cpp").replace("return", "retrun").replace("o[j] = 0.f", "{")
+    script = [
+        *write_good(),
+        say("Done."),
+        call("write", path="kernels/matchain.cpp", content=broken),
+        say("Done again."),
+    ]
+    with FakeOpenAI(script) as server:
+        result = start_run(task, config(server.url), events)
+    assert result.accepted and result.reason == "done"
+    assert events.of("candidate")[-1]["verdict"].status is Status.BUILD_FAILED
+    best = result.run_dir / "best" / "kernels" / "matchain.cpp"
+    assert best.read_text() == source("kernels/matchain.cpp")
+    assert (result.run_dir / "workspace" / "kernels" / "matchain.cpp").read_text() == broken
+    assert len(events.of("best")) == 1
+
+
+def test_model_without_tool_calling_uses_fenced_blocks(task, config, events: Events) -> None:
+    blocks = "\n".join(f"```write {name}\n{source(name)}```" for name in GOOD_FILES)
+
+    def ran(messages: list[dict[str, Any]]) -> Reply:
+        listing = last_content(messages)
+        assert "[exit code 0]" in listing and "matchain_binding.cpp" in listing, listing
+        return say("All done.")
+
+    script = [
+        say(f"Writing the kernel.\n{blocks}\n```bash\nls kernels\n```"),
+        ran,
+        say("Still done."),
+    ]
+    with FakeOpenAI(script, tools_supported=False) as server:
+        result = start_run(task, config(server.url), events)
+        assert all("tools" not in body for body in server.requests[1:])
+    assert not server.errors
+    assert result.accepted
+    assert json.loads((result.run_dir / "meta.json").read_text())["extra"]["tools"] is False
+
+
+def test_writes_outside_the_workspace_are_refused(task, config, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    script = [
+        call("write", path="../../outside/a.txt", content="x"),
+        call("write", path=str(outside / "b.txt"), content="x"),
+        call("bash", command=f"ln -s {outside} escape"),
+        call("write", path="escape/c.txt", content="x"),
+        call("edit", path="model.py", old="a @ b", new="b @ a"),
+        call("write", path="model.py", content="# mine now"),
+        call("read", path="/etc/passwd"),
+        call("glob", pattern="../*"),
+        call("grep", pattern="root", path="/etc"),
+    ]
+    with FakeOpenAI(script) as server:
+        result = start_run(task, config(server.url, max_steps=len(script)), Events())
+        tool_results = [
+            m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"
+        ]
+    assert list(outside.iterdir()) == [] or [p.name for p in outside.iterdir()] == []
+    assert (result.run_dir / "workspace" / "model.py").read_text() == task.read_text()
+    refused = [r for r in tool_results if r.startswith("error:")]
+    assert len(refused) == len(script) - 2  # all but the ln -s and the last (unanswered) one
+    assert all(
+        "outside the workspace" in r or "read-only" in r or "stay inside" in r for r in refused
+    )
+    assert result.reason == "max_steps" and result.final is None
+    assert result.meta.status == "not_accepted"

@@ -1,0 +1,141 @@
+"""A real HTTP server on 127.0.0.1 that speaks OpenAI chat completions, tool calls included,
+playing a scripted session. Tests drive cudaopt through litellm against it
+(`--model openai/<name> --api-base <server.url>`), so the whole client path is exercised.
+
+A script is a list of turns. A turn is a `Reply` or a function of the conversation so far
+(the request's messages) returning one, so a test can assert what the model was shown.
+Requests without a system message are answered "ok" without consuming the script: that is
+cudaopt's preflight call. When the script runs out, the model says it is done.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+def call(name: str, **arguments: Any) -> Reply:
+    """A turn that makes one tool call."""
+    return Reply(tool_calls=[(name, arguments)])
+
+
+def say(text: str) -> Reply:
+    """A turn with text only: the model thinks it is done."""
+    return Reply(content=text)
+
+
+Turn = Reply | Callable[[list[dict[str, Any]]], Reply]
+
+
+class FakeOpenAI:
+    """Context manager; `url` is the `--api-base`; `requests` holds every request body."""
+
+    def __init__(self, script: list[Turn], tools_supported: bool = True) -> None:
+        self.script = list(script)
+        self.tools_supported = tools_supported
+        self.requests: list[dict[str, Any]] = []
+        self.errors: list[str] = []  # assertion failures inside turn functions
+        self._lock = threading.Lock()
+        self._calls = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script)
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.requests.append(body)
+            if body.get("tools") and not self.tools_supported:
+                return 400, {
+                    "error": {
+                        "message": '"auto" tool choice requires '
+                        "--enable-auto-tool-choice and --tool-call-parser",
+                        "type": "BadRequestError",
+                        "code": 400,
+                    }
+                }
+            messages = body.get("messages", [])
+            if not any(m.get("role") == "system" for m in messages):
+                return 200, self._completion(body, Reply(content="ok"))
+            turn = self.script.pop(0) if self.script else say("I am done.")
+            if callable(turn):
+                try:
+                    turn = turn(messages)
+                except AssertionError as exc:
+                    self.errors.append(str(exc))
+                    turn = say(f"script assertion failed: {exc}")
+            return 200, self._completion(body, turn)
+
+    def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        self._calls += 1
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{self._calls}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for i, (name, args) in enumerate(reply.tool_calls)
+            ]
+        return {
+            "id": f"chatcmpl-{self._calls}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
+                else:
+                    status, payload = fake.answer(body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler

@@ -1,0 +1,50 @@
+"""A warm pool judges many candidates of one task with the same reference processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudaopt.judge import JudgeOptions, Status, check
+from cudaopt.judge.pool import JudgePool
+from cudaopt.judge.session import worker_env
+
+ZOO = Path(__file__).parent / "zoo"
+TASK = ZOO / "task.py"
+
+
+def test_pool_reuses_reference_workers_and_survives_failures(tmp_path: Path) -> None:
+    opts = JudgeOptions(device="cpu", compile_baseline=False, time_budget_s=2.0)
+    pool = JudgePool(worker_env(opts))
+    try:
+        first = check(TASK, ZOO / "correct.py", opts, pool=pool)
+        assert first.status is Status.OK and first.eager is not None
+        reference, baseline = pool.references(TASK, "cpu")
+        pids = (reference.worker.proc.pid, baseline.worker.proc.pid)
+
+        crash = check(TASK, ZOO / "crash.py", opts, pool=pool)
+        assert crash.status is Status.CRASH
+        wrong = check(TASK, ZOO / "wrong_values.py", opts, pool=pool)
+        assert wrong.status is Status.WRONG and wrong.mismatch
+
+        again = check(TASK, ZOO / "correct.py", opts, pool=pool)
+        assert again.status is Status.OK and again.speedup_vs_eager is not None
+        reference, baseline = pool.references(TASK, "cpu")
+        assert (reference.worker.proc.pid, baseline.worker.proc.pid) == pids
+    finally:
+        pool.close()
+
+
+def test_editing_the_task_retires_the_warm_workers(tmp_path: Path) -> None:
+    task = tmp_path / "model.py"
+    task.write_text(TASK.read_text())
+    opts = JudgeOptions(device="cpu", profile=False)
+    pool = JudgePool(worker_env(opts))
+    try:
+        assert check(task, ZOO / "correct.py", opts, pool=pool).status is Status.OK
+        old = pool.references(task, "cpu")[0].worker
+        task.write_text(TASK.read_text().replace("0.75", "0.5"))
+        verdict = check(task, ZOO / "correct.py", opts, pool=pool)
+        assert verdict.status is Status.OK  # the candidate reads scale from init inputs
+        assert pool.references(task, "cpu")[0].worker is not old and not old.alive
+    finally:
+        pool.close()
