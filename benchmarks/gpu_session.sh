@@ -21,7 +21,7 @@ chmod +x benchmarks/bin/cudaopt
 xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
 timeout "${GPU_TEST_TIMEOUT:-300}" python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist \
   -p no:cacheprovider 2>&1 | tee "$out/gpu_tests.log" | tail -25
-python3 benchmarks/inner_loop.py --device cuda --edits 2 2>&1 | tee "$out/bench.log"
-timeout 150 cudaopt optimize examples/fused_swish_cuda/model.py \
+timeout 150 python3 benchmarks/inner_loop.py --device cuda --edits 2 2>&1 | tee "$out/bench.log"
+timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
   --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
   | tee "$out/replay.log" | tail -25
