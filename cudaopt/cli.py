@@ -13,16 +13,9 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from cudaopt import cli_judge
+    from cudaopt import cli_judge, cli_misc, cli_optimize
 
-    cli_judge.register(app)
-    for name in ("cli_optimize", "cli_misc"):
-        try:
-            module = __import__(f"cudaopt.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:  # command groups land one at a time
-            if exc.name != f"cudaopt.{name}":
-                raise
-            continue
+    for module in (cli_judge, cli_optimize, cli_misc):
         module.register(app)
 
 

@@ -8,9 +8,8 @@ could not be reached, 3 accepted but the commit failed, 130 interrupted (resumab
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,14 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from cudaopt.agent.events import OnEvent, PlainPrinter
+from cudaopt import gitops
+from cudaopt.agent.events import OnEvent
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.models import PreflightError
 from cudaopt.agent.run import RunConfig, RunResult, resume_run, start_run
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions
+from cudaopt.live import LiveView
 from cudaopt.rundir import read_meta, write_meta
 from cudaopt.sandbox import Sandbox, SandboxUnavailable, resolve_sandbox
 
@@ -57,26 +58,23 @@ def _device(settings: Settings) -> tuple[str, str]:
 
 
 def _view(console: Console) -> tuple[AbstractContextManager[Any], Any]:
-    """The rich live view when it is installed, else one plain line per event."""
-    try:
-        from cudaopt.live import LiveView
-    except ImportError:
-        return nullcontext(), PlainPrinter(sys.stderr)
+    """The live view: redrawn on a terminal, one plain line per event when piped."""
     view = LiveView(console)
     return view, view.on_event
 
 
 def _commit(
-    task: Path, result: RunResult, settings: Settings, branch: str | None, console: Console
+    task: Path,
+    result: RunResult,
+    settings: Settings,
+    branch: str | None,
+    console: Console,
+    init_repo: bool,
 ) -> int:
-    """Hook point for the git step: an accepted, freshly re-checked best lands on a branch."""
-    try:
-        from cudaopt import gitops
-    except ImportError:
-        console.print(f"accepted kernel kept in {result.run_dir / 'best'} (no git step)")
-        return 0
-    try:
-        done = gitops.commit_accepted(
+    """The git step: an accepted, freshly re-checked best lands on a new branch."""
+
+    def commit() -> gitops.CommitResult:
+        return gitops.commit_accepted(
             task,
             result.run_dir / "best",
             result.final,
@@ -84,6 +82,15 @@ def _commit(
             branch,
             prefix=settings.branch_prefix,
         )
+
+    try:
+        try:
+            done = commit()
+        except gitops.NotARepoError:
+            if not init_repo:
+                raise
+            console.print(f"initialised a git repository in {gitops.init_repo(task.parent)}")
+            done = commit()
     except gitops.GitOpsError as exc:
         console.print(
             f"[red]not committed:[/] {exc}\nthe accepted kernel is in {result.run_dir / 'best'}"
@@ -120,6 +127,9 @@ def register(app: typer.Typer) -> None:
         max_minutes: float = typer.Option(None, "--max-minutes", help="wall-clock limit"),
         resume: str = typer.Option(None, "--resume", help="continue a run: its folder or id"),
         no_commit: bool = typer.Option(False, "--no-commit", help="do not commit the result"),
+        init_repo: bool = typer.Option(
+            False, "--init-repo", help="git init the task's folder if it is in no repository"
+        ),
         branch: str = typer.Option(None, "--branch", help="branch for the accepted kernel"),
         run_dir: Path = typer.Option(
             None,
@@ -180,7 +190,7 @@ def register(app: typer.Typer) -> None:
         if result.reason == "interrupted":
             console.print(f"interrupted; continue with: cudaopt optimize --resume {result.run_dir}")
         if result.accepted and settings.commit and not no_commit:
-            code = _commit(task_file, result, settings, branch, console) or code
+            code = _commit(task_file, result, settings, branch, console, init_repo) or code
         raise typer.Exit(code)
 
 
@@ -205,9 +215,7 @@ def _resume(
     """Limits given on this command line replace the run's; otherwise it keeps its own."""
     limits = _limits(settings) if explicit_limits else None
     judge = _judge_options(settings)
-    return resume_run(
-        run_dir, on_event, limits, judge=judge, api_base=api_base, sandbox=sandbox
-    )
+    return resume_run(run_dir, on_event, limits, judge=judge, api_base=api_base, sandbox=sandbox)
 
 
 def _sandbox(settings: Settings, env_dirs: list[Path], console: Console) -> Sandbox:

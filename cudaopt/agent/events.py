@@ -13,51 +13,13 @@ Kinds and their data (the live view in `cudaopt.live` reads the same keys):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
-#: Judge progress lines too frequent for a log.
-NOISY_PROGRESS = ("timing: round", "verifying: trial")
 OnEvent = Callable[[str, dict[str, Any]], None]
 
 
 def ignore(kind: str, data: dict[str, Any]) -> None:
     """An `on_event` for callers that do not watch."""
-
-
-class PlainPrinter:
-    """One plain line per event: the default view, fine for logs and pipes."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, kind: str, data: dict[str, Any]) -> None:
-        line = self._line(kind, data)
-        if line:
-            print(line, file=self.stream, flush=True)
-
-    def _line(self, kind: str, data: dict[str, Any]) -> str:
-        if kind == "step":
-            return (
-                f"step {data['step']}  (${data.get('cost_usd', 0.0):.2f}, "
-                f"{data.get('elapsed_s', 0.0) / 60:.1f} min)"
-            )
-        if kind == "message":
-            return f"  {data.get('role', 'model')}: {_first_line(data.get('text', ''))}"
-        if kind == "tool":
-            mark = "" if data.get("ok", True) else "  [failed]"
-            return f"  {data['summary']}{mark}"
-        if kind == "judge":
-            text = data["text"]
-            return "" if text.startswith(NOISY_PROGRESS) else f"  judge: {text}"
-        if kind in ("candidate", "best"):
-            return describe(kind, data["index"], data["verdict"])
-        if kind == "done":
-            verdict = data.get("verdict")
-            result = (
-                "no verified candidate" if verdict is None else (describe("final", None, verdict))
-            )
-            return f"done ({data['reason']}): {result}"
-        return ""
 
 
 def describe(label: str, index: int | None, verdict: Any) -> str:

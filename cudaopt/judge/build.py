@@ -8,6 +8,7 @@ that changed: editing one `.cu` file never rebuilds the torch-heavy binding obje
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -113,8 +114,8 @@ def _ninja_file(sources: list[Path], flags: dict[str, str]) -> str:
         "$cuda_cflags -c $in -o $out",
         "  depfile = $out.d",
         "  deps = gcc",
-        "rule link",
-        "  command = $cxx $in $ldflags -o $out",
+        "rule link",  # renamed into place: a process loading the old module never sees half
+        "  command = $cxx $in $ldflags -o $out.tmp && mv -f $out.tmp $out",
     ]
     objects = ["cudaopt_module.o"]
     lines.append(f"build cudaopt_module.o: compile {DATA_DIR / 'cudaopt_module.cpp'}")
@@ -140,11 +141,18 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float) -> Build
     except FileNotFoundError as exc:
         return BuildResult(False, build_dir, 0.0, str(exc), [])
     text = _ninja_file(sources, flags)
-    manifest = build_dir / "build.ninja"
-    if not manifest.exists() or manifest.read_text() != text:
-        manifest.write_text(text)
     ninja = shutil.which("ninja") or str(Path(sys.executable).parent / "ninja")
     cmd = [ninja, "-C", str(build_dir), "-v"]
+    # Two judgements of one candidate folder at once share its build folder: take turns.
+    with open(build_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        manifest = build_dir / "build.ninja"
+        if not manifest.exists() or manifest.read_text() != text:
+            manifest.write_text(text)
+        return _ninja(cmd, build_dir, start, timeout_s)
+
+
+def _ninja(cmd: list[str], build_dir: Path, start: float, timeout_s: float) -> BuildResult:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:

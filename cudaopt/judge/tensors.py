@@ -33,8 +33,8 @@ def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
 
 _type, _vars = type, vars  # captured: a candidate could rebind the builtins
 _T = torch.Tensor
-_clone, _copy, _numel, _reshape, _view, _sum, _cpu = (
-    _T.clone, _T.copy_, _T.numel, _T.reshape, _T.view, _T.sum, _T.cpu)
+_clone, _copy, _numel, _reshape, _view, _sum, _cpu, _tolist = (
+    _T.clone, _T.copy_, _T.numel, _T.reshape, _T.view, _T.sum, _T.cpu, _T.tolist)
 _TENSOR_ATTRS = frozenset(dir(torch.Tensor))
 
 Leaves = list[tuple[str, torch.Tensor]]
@@ -150,7 +150,7 @@ def fingerprint(inputs: list[Any]) -> list[Any]:
             continue
         raw = _view(_reshape(x, -1), torch.uint8)
         sample = raw[:: max(1, _numel(raw) // 4096)]
-        prints.append((int(_sum(raw, dtype=torch.int64)), _cpu(sample).numpy().tobytes()))
+        prints.append((int(_sum(raw, dtype=torch.int64)), bytes(_tolist(_cpu(sample)))))
     return prints
 
 

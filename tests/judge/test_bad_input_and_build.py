@@ -85,3 +85,16 @@ def test_editing_one_source_rebuilds_only_that_source(tmp_path: Path) -> None:
     second = build_kernels(kernels, tmp_path / "build", 600)
     assert second.ok and second.rebuilt == ["zoo.o"]
     assert build_kernels(kernels, tmp_path / "build", 600).rebuilt == []
+
+
+def test_concurrent_builds_of_one_folder_take_turns(tmp_path: Path) -> None:
+    """Two judgements of the same candidate at once must not read a half-written module."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    kernels = tmp_path / "kernels"
+    shutil.copytree(ZOO / "kernels", kernels)
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda _: build_kernels(kernels, tmp_path / "b", 600), [0, 1]))
+    assert all(r.ok for r in results), [r.log[-500:] for r in results]
+    assert sorted(len(r.rebuilt) for r in results) == [0, 3]  # the second found it built
+    assert (tmp_path / "b" / "cuda_extension.so").stat().st_size > 0
