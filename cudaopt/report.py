@@ -41,18 +41,16 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
         table = Table(show_header=True, header_style="bold")
         for col in ("", "median (± half IQR)", "min", "speedup"):
             table.add_column(col)
-        rows = [("eager", verdict.eager, None, None),
-                ("torch.compile", verdict.compiled_baseline, None, None),
-                ("candidate", verdict.candidate, None, None)]
-        for name, timing, _, _ in rows:
-            if timing is None:
-                continue
-            speed = ""
-            if name == "eager":
-                speed = _x(verdict.speedup_vs_eager, verdict.speedup_vs_eager_low)
-            elif name == "torch.compile":
-                speed = _x(verdict.speedup_vs_compile, verdict.speedup_vs_compile_low)
-            table.add_row(name, _ms(timing), f"{timing.min_ms:.4f} ms", speed)
+        rows = [
+            ("eager", verdict.eager,
+             _x(verdict.speedup_vs_eager, verdict.speedup_vs_eager_low)),
+            ("torch.compile", verdict.compiled_baseline,
+             _x(verdict.speedup_vs_compile, verdict.speedup_vs_compile_low)),
+            ("candidate", verdict.candidate, ""),
+        ]
+        for name, timing, speed in rows:
+            if timing is not None:
+                table.add_row(name, _ms(timing), f"{timing.min_ms:.4f} ms", speed)
         console.print(table)
         console.print("speedup = baseline / candidate, median over interleaved rounds; "
                       "'low' is the lower quartile, which the reward uses")

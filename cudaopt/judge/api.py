@@ -13,6 +13,7 @@ from cudaopt.judge.pool import JudgePool
 from cudaopt.judge.runner import WorkerFailure
 from cudaopt.judge.session import Session, worker_env
 from cudaopt.judge.verdict import Status, Verdict, milestone_reward
+from cudaopt.rundir import state_dir
 from cudaopt.task import BadInput, validate_candidate, validate_task
 
 Progress = Callable[[str], None]
@@ -33,11 +34,7 @@ def resolve_device(requested: str | None) -> str:
 
 def default_build_dir(candidate: Path, device: str) -> Path:
     """Beside the candidate, inside the self-ignoring `.cudaopt/` folder, one per device."""
-    root = candidate.resolve().parent / ".cudaopt"
-    root.mkdir(exist_ok=True)
-    if not (root / ".gitignore").exists():
-        (root / ".gitignore").write_text("*\n")
-    return root / f"build-{device}"
+    return state_dir(candidate.resolve().parent) / f"build-{device}"
 
 
 def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
