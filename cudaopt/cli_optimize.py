@@ -65,22 +65,19 @@ def _view(console: Console) -> tuple[AbstractContextManager[Any], Any]:
 
 def _commit(
     task: Path,
-    result: RunResult,
+    data: dict[str, Any],
     settings: Settings,
     branch: str | None,
     console: Console,
     init_repo: bool,
 ) -> int:
-    """The git step: an accepted, freshly re-checked best lands on a new branch."""
+    """The git step, from the run's "done" event: an accepted, freshly re-checked best lands
+    on a new branch before the final report is shown, so the report names the branch."""
+    run_dir, meta = data["run_dir"], data["meta"]
 
     def commit() -> gitops.CommitResult:
         return gitops.commit_accepted(
-            task,
-            result.run_dir / "best",
-            result.final,
-            result.meta,
-            branch,
-            prefix=settings.branch_prefix,
+            task, run_dir / "best", data["verdict"], meta, branch, prefix=settings.branch_prefix
         )
 
     try:
@@ -92,11 +89,9 @@ def _commit(
             console.print(f"initialised a git repository in {gitops.init_repo(task.parent)}")
             done = commit()
     except gitops.GitOpsError as exc:
-        console.print(
-            f"[red]not committed:[/] {exc}\nthe accepted kernel is in {result.run_dir / 'best'}"
-        )
+        console.print(f"[red]not committed:[/] {exc}\nthe accepted kernel is in {run_dir / 'best'}")
         return EXIT_COMMIT_FAILED
-    write_meta(result.run_dir, result.meta)
+    write_meta(run_dir, meta)
     console.print(f"committed to branch [bold]{done.branch}[/] ({done.commit[:10]})")
     for note in done.notes:
         console.print(f"  note: {note}")
@@ -184,19 +179,34 @@ def register(app: typer.Typer) -> None:
         else:
             config = _config(settings, tools, bash_timeout, run_dir, box)
             launch = partial(start_run, task_file, config)
-        result = _launch(launch, console)
-        code = _exit_code(result)
+        committed = []
+
+        def before_report(data: dict[str, Any]) -> None:
+            final = data.get("verdict")
+            if final is not None and final.accepted and settings.commit and not no_commit:
+                committed.append(_commit(task_file, data, settings, branch, console, init_repo))
+
+        result = _launch(launch, console, before_report)
         console.print(f"run folder: {result.run_dir}")
         if result.reason == "interrupted":
             console.print(f"interrupted; continue with: cudaopt optimize --resume {result.run_dir}")
-        if result.accepted and settings.commit and not no_commit:
-            code = _commit(task_file, result, settings, branch, console, init_repo) or code
-        raise typer.Exit(code)
+        raise typer.Exit(max(committed, default=0) or _exit_code(result))
 
 
-def _launch(launch: Callable[[OnEvent], RunResult], console: Console) -> RunResult:
-    """Run under the live view; a model that cannot be reached is a clean exit 2."""
-    view, on_event = _view(console)
+def _launch(
+    launch: Callable[[OnEvent], RunResult],
+    console: Console,
+    before_report: Callable[[dict[str, Any]], None],
+) -> RunResult:
+    """Run under the live view; a model that cannot be reached is a clean exit 2.
+    `before_report` sees the "done" event before the view prints the final report."""
+    view, show = _view(console)
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "done":
+            before_report(data)
+        show(kind, data)
+
     try:
         with view:
             return launch(on_event)

@@ -51,6 +51,8 @@ def test_cpu_demo_replays_offline_to_an_accepted_kernel_on_a_branch(
     assert json.loads((run / "meta.json").read_text())["branch"] == "cudaopt/demo"
     assert "kernels/fused_swish.cpp" in repo.git.ls_tree("-r", "--name-only", "cudaopt/demo")
     assert repo.active_branch.name != "cudaopt/demo" and not repo.is_dirty()
+    report = result.output.split("run ended")[-1].splitlines()  # the final report names it
+    assert any(line.startswith("branch") and "cudaopt/demo" in line for line in report)
 
 
 def test_replay_of_a_run_directory_repeats_its_actions(task, config) -> None:
