@@ -38,6 +38,12 @@ class JudgeService:
         self.server = JudgeServer(self.socket_path, self.pool, workspace, options)
         self.server.start()
 
+    def __enter__(self) -> JudgeService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.server.close()
         self.pool.close()

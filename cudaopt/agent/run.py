@@ -147,24 +147,17 @@ def _drive(
     on_event: OnEvent,
 ) -> RunResult:
     """Run the loop, keep meta.json current, then re-check the best from scratch."""
-    service = JudgeService(run_dir, config)
-    try:
-        return _drive_agent(run_dir, meta, model, messages, config, progress, on_event, service)
-    finally:
-        service.close()
+    with JudgeService(run_dir, config) as service:
+        return _run_agent(
+            _agent(run_dir, meta, model, messages, config, progress, on_event, service),
+            run_dir,
+            meta,
+            on_event,
+        )
 
 
-def _drive_agent(
-    run_dir: Path,
-    meta: RunMeta,
-    model: Model,
-    messages: list[dict[str, Any]],
-    config: RunConfig,
-    progress: Progress,
-    on_event: OnEvent,
-    service: JudgeService,
-) -> RunResult:
-    agent = _agent(run_dir, meta, model, messages, config, progress, on_event, service)
+def _run_agent(agent: Agent, run_dir: Path, meta: RunMeta, on_event: OnEvent) -> RunResult:
+    """The loop to its end, then the best re-checked from scratch: the verdict that counts."""
     try:
         reason = agent.run()
     except KeyboardInterrupt:
@@ -178,7 +171,7 @@ def _drive_agent(
         raise
     finally:
         _save(run_dir, meta, agent)
-    agent.trajectory.note("stop", progress.steps, reason=reason)
+    agent.trajectory.note("stop", agent.progress.steps, reason=reason)
     meta.extra["stop_reason"] = reason
     final = None
     if reason != "interrupted":
