@@ -27,11 +27,15 @@ BudgetOpt = typer.Option(10.0, "--time-budget", help="seconds of timing before g
                          "a small spread")
 
 
-def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None) -> None:
+def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None,
+           trace: bool = False) -> None:
     err = Console(stderr=True)
     out = Console(stderr=json_path == "-")
-    with err.status("judging") as status:
-        verdict = _check(model, candidate, options, lambda msg: status.update(msg))
+    if trace:
+        verdict = _check(model, candidate, options, _tracer(err))
+    else:
+        with err.status("judging") as status:
+            verdict = _check(model, candidate, options, lambda msg: status.update(msg))
     render_verdict(verdict, out)
     if json_path == "-":
         import json
@@ -41,6 +45,18 @@ def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str |
         verdict.write(Path(json_path))
     _record(candidate, verdict)
     raise typer.Exit(verdict.exit_code)
+
+
+def _tracer(err: Console) -> Progress:
+    """Each step on its own line with the seconds since the command started."""
+    import time
+
+    started = time.perf_counter()
+
+    def say(message: str) -> None:
+        err.print(f"{time.perf_counter() - started:7.2f} s  {message}", highlight=False)
+
+    return say
 
 
 def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progress) -> Verdict:
@@ -78,6 +94,8 @@ def register(app: typer.Typer) -> None:
         compile_baseline: bool = typer.Option(True, "--compile-baseline/--no-compile-baseline"),
         ceiling: float = typer.Option(10.0, "--ceiling", help="speedups above this are "
                                       "re-measured and flagged"),
+        trace: bool = typer.Option(False, "--trace", help="print each step with its start "
+                                   "time instead of a spinner (where does the time go?)"),
     ) -> None:
         """Build, verify and time CANDIDATE against MODEL. Exit 0 only if correct and clean;
         2 bad input, 3 build failure, 4 wrong result, 5 rule violation, 6 crash or timeout."""
@@ -85,7 +103,7 @@ def register(app: typer.Typer) -> None:
                                timeout_s=timeout, compile_mode=compile_mode,
                                time_budget_s=time_budget, profile=profile,
                                compile_baseline=compile_baseline, ceiling=ceiling)
-        _judge(model, candidate, options, json_path)
+        _judge(model, candidate, options, json_path, trace)
 
     @app.command("verify")
     def verify_cmd(

@@ -46,22 +46,24 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     options = options or JudgeOptions()
     say = progress or (lambda message: None)
     verdict = Verdict()
+    own_pool = pool is None
     try:
         validate_task(task)
         validate_candidate(candidate)
+        if own_pool:
+            say("starting workers")
+            pool = JudgePool(worker_env(options), keep_warm=False)
+            pool.prestart(2 if options.profile else 1)
         verdict.device = resolve_device(options.device)
+        findings = scan.scan_candidate(candidate)
+        verdict.violations += [f.text for f in findings if f.severity == "violation"]
+        verdict.warnings += [f.text for f in findings if f.severity == "warning"]
+        verdict = _judge(task, candidate, options, say, verdict, pool)
     except BadInput as exc:
         verdict.status, verdict.error = Status.BAD_INPUT, str(exc)
         return verdict
-    findings = scan.scan_candidate(candidate)
-    verdict.violations += [f.text for f in findings if f.severity == "violation"]
-    verdict.warnings += [f.text for f in findings if f.severity == "warning"]
-    own_pool = pool is None
-    pool = pool or JudgePool(worker_env(options), keep_warm=False)
-    try:
-        verdict = _judge(task, candidate, options, say, verdict, pool)
     finally:
-        if own_pool:
+        if own_pool and pool is not None:
             pool.close()
     verdict.reward = milestone_reward(verdict, options.margin)
     return verdict
@@ -102,7 +104,7 @@ def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
 def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
          verdict: Verdict, say: Progress) -> None:
     from cudaopt.judge.profile import profile
-    from cudaopt.judge.verify import load, verify
+    from cudaopt.judge.verify import ask_reference, load, verify
 
     options = session.options
     load(session, task, candidate, build_dir, verdict, say)
@@ -111,6 +113,7 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     started = time.perf_counter()
     verify(session, verdict, say)
     verdict.verify_s = time.perf_counter() - started
+    session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
     if verdict.status is not Status.OK or verdict.violations or not options.profile:
         return
     started = time.perf_counter()

@@ -64,6 +64,17 @@ class Bench:
         self.prints = now
         return found
 
+    def memory_gib(self) -> list[float] | None:
+        """Device memory of this process, in live tensors and held in all, for the trace."""
+        if not self.timer.cuda:
+            return None
+        return [torch.cuda.memory_allocated(self.device) / 2**30,
+                torch.cuda.memory_reserved(self.device) / 2**30]
+
+    def release(self) -> None:
+        """Drop the current inputs and outputs; the next call is prepared from scratch."""
+        self.inputs, self.prints, self.last = [], [], None
+
     def go(self, fn: Callable[..., Any]) -> tuple[float, float, list[str]]:
         """Time one call on the prepared inputs and copy its outputs at once."""
         dev_ms, host_ms, out = self.timer.time(fn, self.inputs)

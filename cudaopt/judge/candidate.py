@@ -19,7 +19,8 @@ import torch
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
-from cudaopt.judge.tensors import write_outputs
+from cudaopt.judge.tensors import Snapshot
+from cudaopt.judge.transfer import write_outputs
 from cudaopt.judge.worker import build_model, load_module
 
 _perf = time.perf_counter
@@ -27,14 +28,11 @@ _perf = time.perf_counter
 
 class CandidateWorker:
     def __init__(self) -> None:
-        # The first dispatch mode a process enters costs seconds of lazy imports (4.5 s on
-        # an H200 machine): pay it now, before any command, not inside trial 1.
-        with OpGuard(()):
-            torch.empty(1)
         self.model: Any = None
         self.allow: tuple[str, ...] = ()
         self.bench: Bench | None = None
         self.integrity: Integrity | None = None
+        self.published: dict[str, Snapshot] = {}
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "prep": self.prep, "go": self.go, "finish": self.finish,
@@ -76,6 +74,7 @@ class CandidateWorker:
         self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        self.published = {}
         found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"))
         _poison(cmd.get("poison") or [], self.bench.device)
         return {"violations": found}
@@ -92,15 +91,20 @@ class CandidateWorker:
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""
         found = self.bench.settle(cmd.get("keep")) + self.integrity.violations()
-        return {"violations": found}
+        return {"violations": found, "memory_gib": self.bench.memory_gib()}
 
     def dump(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Write the kept output copies for the reference worker to compare; forget the rest."""
-        out_dir, kept = Path(cmd["out_dir"]), self.bench.kept
-        manifests = {key: write_outputs(kept[key], out_dir, key) for key in cmd["keys"]
-                     if key in kept}
+        """Publish the kept output copies named for the reference worker to compare; forget
+        the rest. Published copies live until the next call is prepared, as the reference
+        may map their memory; `again` publishes the same ones again (as files, after IPC
+        failed)."""
+        kept = self.bench.kept
+        if not cmd.get("again"):
+            self.published = {key: kept[key] for key in cmd["keys"] if key in kept}
         kept.clear()
-        return {"manifests": manifests}
+        out_dir, share = Path(cmd["out_dir"]), cmd.get("share", False)
+        return {"manifests": {key: write_outputs(snap, out_dir, key, share)
+                              for key, snap in self.published.items()}}
 
 
 def _guarded(model: Callable[..., Any], guard: OpGuard) -> Callable[..., Any]:

@@ -32,6 +32,13 @@ class OpGuard(TorchDispatchMode):
         self.allowed = ALLOWED_OPS | extra
         self.seen: dict[str, int] = {}
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """No torch.compile wrapper around `__torch_dispatch__`: building it imports
+        torch._dynamo into every candidate process (4-6 s on a GPU machine, the largest part
+        of the worker's start), and the guard is never meant to be compiled."""
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         if func.namespace in ("aten", "prims") and not self.allow_all:
             name = func.overloadpacket.__name__

@@ -51,7 +51,9 @@ class JudgePool:
         self._reference: Loaded | None = None
         self._baseline: Loaded | None = None
         self._spare: Worker | None = None
+        self._fresh: list[Worker] = []  # reference processes started ahead, no task loaded
         self._count = 0
+        self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
 
     def _log(self, name: str) -> Path:
         self._count += 1
@@ -110,18 +112,39 @@ class JudgePool:
         self._reference = self._baseline = None
         self.init_seed = int.from_bytes(os.urandom(7), "little")
 
+    def prestart(self, references: int) -> None:
+        """Start a candidate and `references` reference processes now. Each spends seconds
+        importing torch, which then overlaps the caller's own start (its torch import, the
+        device check, the kernel build) instead of following it."""
+        if self._spare is None:
+            self._spare = self._new_candidate()
+        while len(self._fresh) < references:
+            self._fresh.append(Worker("reference", self._log("reference"), self.env))
+
     def new_reference(self, name: str) -> Worker:
+        while self._fresh:
+            worker = self._fresh.pop(0)
+            if worker.alive:
+                return worker
         return Worker("reference", self._log(name), self.env)
 
     def close(self) -> None:
         self._drop()
-        if self._spare is not None:
-            self._spare.close()
-            self._spare = None
+        for worker in [*self._fresh, *([self._spare] if self._spare else [])]:
+            worker.close()
+        self._fresh, self._spare = [], None
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+SHM_MIN_FREE_BYTES = 4 << 30
+
+
 def scratch_root() -> str | None:
-    """Outputs cross between workers through files: RAM-backed /dev/shm when available."""
+    """Outputs that cannot pass by CUDA IPC cross between workers through files: RAM-backed
+    /dev/shm when it is roomy (containers often cap it at 64 MiB, and a full tmpfs kills the
+    writer with SIGBUS), else the system's temporary folder."""
     shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    stat = os.statvfs(shm)
+    return str(shm) if stat.f_bavail * stat.f_frsize >= SHM_MIN_FREE_BYTES else None

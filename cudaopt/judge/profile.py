@@ -29,6 +29,8 @@ Samples = dict[str, list[float]]
 REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
 CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (each keeps a copy of its outputs)
+KEPT_BYTES = 8 << 30  # at most this much of kept copies per process (strict: twice), but
+                      # always one: KernelBench outputs reach gigabytes
 
 
 @dataclass
@@ -61,24 +63,35 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     while session.baseline_pending:  # load and compile, sent when the session began
         reference_reply(session.baseline, session.baseline_pending[0])
         session.baseline_pending.pop(0)
-    say("timing: warm-up")
+    say("baselines ready; timing: warm-up")
     warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
     if verdict.violations:
         return
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     calls = calls_per_round(slowest_ms)
-    rounds = _measure(session, names, calls, verdict, say, CHECKS, GUARD_SHARE)
+    rounds = _measure(session, names, calls, verdict, say, _checks(session, CHECKS, 1),
+                      GUARD_SHARE)
     _summarize(verdict, names, rounds)
     top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
     if top > options.ceiling and not verdict.violations:
         say(f"speedup {top:.1f}x is above the {options.ceiling:g}x ceiling: re-measuring")
         verdict.remeasured = True
-        rounds = _measure(session, names, calls, verdict, say, STRICT_CHECKS, 3 * GUARD_SHARE)
+        rounds = _measure(session, names, calls, verdict, say,
+                          _checks(session, STRICT_CHECKS, 2), 3 * GUARD_SHARE)
         _summarize(verdict, names, rounds)
         verdict.warnings.append(
             f"implausible speedup {top:.1f}x (ceiling {options.ceiling:g}x): re-measured with "
             f"more timed outputs checked and more calls guarded; now "
             f"{verdict.speedup_vs_eager:.2f}x vs eager")
+
+
+def _checks(session: Session, most: int, budgets: int) -> int:
+    """Checked calls per round: `most`, fewer when their kept copies would not fit."""
+    import torch
+
+    out_bytes = sum(leaf["numel"] * getattr(torch, leaf["dtype"].removeprefix("torch.")).itemsize
+                    for leaf in session.output_leaves)
+    return max(1, min(most, budgets * KEPT_BYTES // max(out_bytes, 1)))
 
 
 def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
@@ -87,7 +100,7 @@ def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
     rounds: list[Samples] = []
     deadline = time.monotonic() + options.time_budget_s
     while len(rounds) < options.max_rounds:
-        say(f"timing: round {len(rounds) + 1}")
+        say(f"timing: round {len(rounds) + 1}{session.memory_note()}")
         plan = Plan.draw(session, calls, checks, guard_share)
         rounds.append(_round(session, names, plan, verdict))
         if verdict.violations:
@@ -142,10 +155,12 @@ def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samp
             host.append(reply["host_ms"])
             wall.append(wall_ms)
         keep = f"t{i}" if kept and i in plan.checked else None
-    _ask(session, worker, candidate, verdict, "finish", keep=keep)
+    reply = _ask(session, worker, candidate, verdict, "finish", keep=keep)
+    session.note_memory("candidate" if candidate else "baseline", reply)
     if candidate:
         return {"candidate": ms, "candidate_host": host, "candidate_wall": wall}
-    return {name: ms, "overhead": [w - h for w, h in zip(wall, host, strict=True)]}
+    return {name: ms, "overhead": [w - h for w, h in zip(wall, host, strict=True)],
+            "gap": [h - m for h, m in zip(host, ms, strict=True)]}
 
 
 def _ask(session: Session, worker: Worker, candidate: bool, verdict: Verdict, op: str,
@@ -186,7 +201,8 @@ def _ratio_spread(rounds: list[Samples], names: list[str]) -> float:
 
 def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples]) -> None:
     pooled = {n: [x for r in rounds for x in r[n]]
-              for n in [*names, "candidate", "candidate_host", "candidate_wall", "overhead"]}
+              for n in [*names, "candidate", "candidate_host", "candidate_wall", "overhead",
+                        "gap"]}
     verdict.eager = Timing(**summarize(pooled["eager"]))
     verdict.candidate = Timing(**summarize(pooled["candidate"], pooled["candidate_host"]))
     if "compile" in names:
@@ -196,5 +212,6 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples]) -> Non
         low = statistics.quantiles(ratios, n=4)[0] if len(ratios) > 1 else ratios[0]
         setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
         setattr(verdict, f"speedup_vs_{name}_low", low)
-    found = cross_check(verdict.candidate, pooled["candidate_wall"], pooled["overhead"])
+    found = cross_check(verdict.candidate, pooled["candidate_wall"], pooled["overhead"],
+                        pooled["gap"])
     verdict.violations.extend(v for v in found if v not in verdict.violations)

@@ -14,8 +14,10 @@ from typing import Any
 
 import torch
 
+from cudaopt.judge import ipc
 from cudaopt.judge.bench import Bench
-from cudaopt.judge.tensors import compare, describe, draw_inputs, read_outputs, unflatten
+from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
+from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module
 
 
@@ -28,7 +30,7 @@ class ReferenceWorker:
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
-                "exit": lambda cmd: {}}
+                "trim": self.trim, "exit": lambda cmd: {}}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])
@@ -53,6 +55,7 @@ class ReferenceWorker:
         for seed in cmd["seeds"]:
             self.compiled(*draw_inputs(self.bench.task, seed, self.bench.device))
         self.bench.timer.sync()
+        self.trim(cmd)
         return {"compile_s": time.perf_counter() - start}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -68,13 +71,30 @@ class ReferenceWorker:
         return {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        return {"mutates": bool(self.bench.settle(cmd.get("keep")))}
+        return {"mutates": bool(self.bench.settle(cmd.get("keep"))),
+                "memory_gib": self.bench.memory_gib()}
+
+    def trim(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Give device memory back while idle (the last inputs and outputs, the allocator's
+        cache): three processes share one GPU, and KernelBench inputs are gigabytes each."""
+        self.bench.release()
+        if self.bench.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return {"memory_gib": self.bench.memory_gib()}
 
     def compare(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Compare a kept output copy with the candidate's; without a manifest, just drop it."""
+        """Compare a kept output copy with the candidate's; without a manifest, just drop it.
+        When the candidate's shared memory cannot be mapped, the copy stays for a retry."""
         skeleton, leaves = self.bench.kept.pop(cmd["key"])
         if cmd["manifest"] is None:
             return {"mismatch": []}
         ref = unflatten(skeleton, dict(leaves))
-        cand = read_outputs(cmd["manifest"], self.bench.device)
-        return {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+        try:
+            with read_outputs(cmd["manifest"], self.bench.device) as cand:
+                return {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+        except ipc.OpenFailed as exc:
+            self.bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
+            return {"mismatch": [f"the candidate's output could not be read: {exc}"],
+                    "ipc_failed": str(exc)}
+        except (KeyError, ValueError, TypeError) as exc:  # a manifest the judge did not write
+            return {"mismatch": [f"the candidate's output could not be read: {exc!r}"]}

@@ -58,6 +58,8 @@ class Session:
         self.baseline_pending: list[float] = list(warm_baseline.owed) if warm_baseline else []
         self.candidate = pool.candidate()
         self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
+        self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
+        self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
 
     def start_baseline(self, task: Path) -> None:
         """The process that times eager and torch.compile, started (or found warm) first so
@@ -75,6 +77,18 @@ class Session:
                                seeds=[self.seed(), self.seed()])
             self.baseline_pending.append(options.build_timeout_s)
             self._baseline.compiled = options.compile_mode
+
+    def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
+        if reply.get("memory_gib") is not None:
+            self.memory_gib[worker] = reply["memory_gib"]
+
+    def memory_note(self) -> str:
+        """For progress messages: large tasks run close to the device's memory."""
+        if not self.memory_gib:
+            return ""
+        held = ", ".join(f"{name} {live:.1f}/{held:.1f}"
+                         for name, (live, held) in sorted(self.memory_gib.items()))
+        return f" (device GiB live/held: {held})"
 
     def seed(self) -> int:
         return self._rng.randrange(1, 2**62)

@@ -1,22 +1,12 @@
-"""Inputs drawn on the target device, outputs passed between processes, and their comparison.
-
-Outputs cross the process boundary as raw bytes in memory-mapped files plus a JSON manifest:
-no pickle, so a hostile candidate process cannot make the judge execute anything, and the
-judge side maps the bytes without copying them through a pipe.
-"""
+"""Inputs drawn on the target device, outputs flattened and snapshotted, and their comparison."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import torch
 
 _manual_seed = torch.manual_seed  # captured before any candidate code can replace it
-_DTYPES = {str(d): d for d in (
-    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-    torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128,
-)}
 
 
 def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
@@ -36,6 +26,7 @@ _T = torch.Tensor
 _clone, _copy, _numel, _reshape, _view, _sum, _cpu, _tolist = (
     _T.clone, _T.copy_, _T.numel, _T.reshape, _T.view, _T.sum, _T.cpu, _T.tolist)
 _TENSOR_ATTRS = frozenset(dir(torch.Tensor))
+_CHUNK = 1 << 26  # elements summed or compared at once: temporaries of multi-GB tensors stay small
 
 Leaves = list[tuple[str, torch.Tensor]]
 Snapshot = tuple[Any, Leaves]  # (JSON skeleton, judge-owned copies of the output tensors)
@@ -63,22 +54,24 @@ def _check_leaf(t: torch.Tensor, p: str) -> None:
 def flatten(obj: Any, path: str = "out") -> tuple[Any, Leaves]:
     """Split nested outputs into a JSON skeleton and (path, tensor) leaves."""
     leaves: Leaves = []
+    return _walk(obj, path, leaves), leaves
 
-    def walk(o: Any, p: str) -> Any:
-        if isinstance(o, torch.Tensor):
-            _check_leaf(o, p)
-            leaves.append((p, o))
-            return {"tensor": p}
-        if _type(o) in (list, tuple) or _is_return_type(o):
-            kind = "list" if _type(o) is list else "tuple"
-            return {kind: [walk(v, f"{p}[{i}]") for i, v in enumerate(tuple(o))]}
-        if _type(o) is dict:
-            return {"dict": {str(k): walk(v, f"{p}[{k!r}]") for k, v in dict.items(o)}}
-        if o is None or _type(o) in (int, float, bool, str):
-            return {"value": o}
-        raise TypeError(f"{p} is a {_type(o).__name__}; outputs must be tensors or containers")
 
-    return walk(obj, path), leaves
+def _walk(o: Any, p: str, leaves: Leaves) -> Any:
+    """Module-level, not a closure: a recursive closure is a reference cycle, which would
+    keep every output it saw alive (gigabytes each) until the cyclic collector ran."""
+    if isinstance(o, torch.Tensor):
+        _check_leaf(o, p)
+        leaves.append((p, o))
+        return {"tensor": p}
+    if _type(o) in (list, tuple) or _is_return_type(o):
+        kind = "list" if _type(o) is list else "tuple"
+        return {kind: [_walk(v, f"{p}[{i}]", leaves) for i, v in enumerate(tuple(o))]}
+    if _type(o) is dict:
+        return {"dict": {str(k): _walk(v, f"{p}[{k!r}]", leaves) for k, v in dict.items(o)}}
+    if o is None or _type(o) in (int, float, bool, str):
+        return {"value": o}
+    raise TypeError(f"{p} is a {_type(o).__name__}; outputs must be tensors or containers")
 
 
 def snapshot(outputs: Any) -> Snapshot:
@@ -101,40 +94,6 @@ def unflatten(skeleton: dict[str, Any], tensors: dict[str, torch.Tensor]) -> Any
     return val
 
 
-def write_outputs(snap: Snapshot, out_dir: Path, tag: str) -> dict[str, Any]:
-    """Copy snapshot tensors into memory-mapped files under `out_dir`; returns the manifest."""
-    skeleton, leaves = snap
-    files = {}
-    for i, (p, t) in enumerate(leaves):
-        name = out_dir / f"{tag}-{i}.bin"
-        flat = t.reshape(-1)
-        nbytes = flat.numel() * flat.element_size()
-        if nbytes:
-            target = torch.from_file(str(name), shared=True, size=nbytes, dtype=torch.uint8)
-            _copy(target, flat.view(torch.uint8))
-            del target
-        files[p] = {"file": str(name), "dtype": str(t.dtype), "shape": list(t.shape)}
-    return {"skeleton": skeleton, "tensors": files}
-
-
-def read_outputs(manifest: dict[str, Any], device: torch.device) -> Any:
-    """Rebuild nested outputs from a manifest written by `write_outputs`."""
-
-    def load(meta: dict[str, Any]) -> torch.Tensor:
-        dtype = _DTYPES[meta["dtype"]]
-        numel = 1
-        for s in meta["shape"]:
-            numel *= s
-        if numel == 0:
-            return torch.empty(meta["shape"], dtype=dtype, device=device)
-        raw = torch.from_file(meta["file"], shared=False, size=numel * dtype.itemsize,
-                              dtype=torch.uint8)
-        return raw.view(dtype).reshape(meta["shape"]).to(device)
-
-    tensors = {p: load(meta) for p, meta in manifest["tensors"].items()}
-    return unflatten(manifest["skeleton"], tensors)
-
-
 def describe(snap: Snapshot) -> list[dict[str, Any]]:
     """Sizes and dtypes of the output leaves: what a candidate process may know in advance."""
     return [{"dtype": str(t.dtype), "numel": t.numel()} for _, t in snap[1]]
@@ -150,8 +109,15 @@ def fingerprint(inputs: list[Any]) -> list[Any]:
             continue
         raw = _view(_reshape(x, -1), torch.uint8)
         sample = raw[:: max(1, _numel(raw) // 4096)]
-        prints.append((int(_sum(raw, dtype=torch.int64)), bytes(_tolist(_cpu(sample)))))
+        prints.append((_byte_sum(raw), bytes(_tolist(_cpu(sample)))))
     return prints
+
+
+def _byte_sum(raw: torch.Tensor) -> int:
+    """Sum of the bytes, by chunks: summing to int64 widens a copy of the whole input first,
+    8x its size (48 GiB for one KernelBench input)."""
+    return sum(int(_sum(raw[i:i + _CHUNK], dtype=torch.int64))
+               for i in range(0, _numel(raw), _CHUNK))
 
 
 def compare(ref: Any, cand: Any, atol: float, rtol: float, path: str = "out") -> list[str]:
@@ -187,20 +153,27 @@ def compare(ref: Any, cand: Any, atol: float, rtol: float, path: str = "out") ->
 
 def _compare_values(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float,
                     path: str) -> list[str]:
-    if ref.dtype == torch.bool or not (ref.is_floating_point() or ref.is_complex()):
-        bad = cand != ref
-    else:
-        bad = ~torch.isclose(cand, ref, rtol=rtol, atol=atol, equal_nan=True)
-    count = int(bad.sum())
+    exact = ref.dtype == torch.bool or not (ref.is_floating_point() or ref.is_complex())
+    flat_ref, flat_cand = ref.reshape(-1), cand.reshape(-1)
+    count, worst, first = 0, 0.0, []
+    for start in range(0, flat_ref.numel(), _CHUNK):
+        r, c = flat_ref[start:start + _CHUNK], flat_cand[start:start + _CHUNK]
+        bad = (c != r) if exact else ~torch.isclose(c, r, rtol=rtol, atol=atol, equal_nan=True)
+        found = int(bad.sum())
+        if not found:
+            continue
+        count += found
+        if len(first) < 5:
+            first += [start + int(i) for i in bad.nonzero()[:5 - len(first), 0]]
+        if ref.is_floating_point():
+            diff = (c.double() - r.double()).abs()
+            worst = max(worst, float(torch.nan_to_num(diff, nan=float("inf")).max()))
     if count == 0:
         return []
-    idx = bad.nonzero()[:5].tolist()
     lines = [f"{path}: {count} of {ref.numel()} elements differ"]
     if ref.is_floating_point():
-        diff = (cand.double() - ref.double()).abs()
-        diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-        lines[0] += f" (max abs diff {float(diff.max()):.4g})"
-    for i in idx:
-        at = tuple(i)
+        lines[0] += f" (max abs diff {worst:.4g})"
+    for i in first:
+        at = tuple(int(x) for x in torch.unravel_index(torch.tensor(i), ref.shape))
         lines.append(f"  at {at}: got {cand[at].item()!r}, expected {ref[at].item()!r}")
     return lines

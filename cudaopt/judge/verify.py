@@ -35,6 +35,7 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         session.reference_info = ask_reference(
             session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
             init_seed=init_seed, state_path=str(state_path))
+        say("task loaded (reference worker)")
     info = session.reference_info
     verdict.device_name, verdict.torch_version = info["device_name"], info["torch_version"]
     session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
@@ -55,6 +56,7 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         else:
             raise
         return
+    say("candidate loaded")
     reference_reply(session.reference, options.timeout_s)  # the warm-up's
     verdict.compiled = True
     if build_dir is None:
@@ -76,7 +78,7 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
     out_dir = session.outputs_dir("verify")
     poison: list[dict[str, Any]] = []
     for trial in range(options.trials):
-        say(f"verifying: trial {trial + 1}/{options.trials}")
+        say(f"verifying: trial {trial + 1}/{options.trials}{session.memory_note()}")
         seed, refill = session.seed(), trial % 2 == 1
         found: list[str] = []
         output = True
@@ -86,8 +88,10 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
                 ("go", {"which": "eager"}, {"guard": True}),
                 ("finish", {"keep": "v"}, {"keep": "v"})):
             ref, cand = _step(session, op, ref_args, cand_args)
+            session.note_memory("reference", ref)
+            session.note_memory("candidate", cand)
             session.inputs_mutable |= ref.get("mutates", False)
-            poison = ref.get("leaves", poison)
+            poison = session.output_leaves = ref.get("leaves", poison)
             found += cand["violations"]
             output = output and cand.get("output", True)
         verdict.trials = trial + 1
@@ -117,14 +121,26 @@ def compare_kept(session: Session, reference: Worker, keys: list[str],
                  out_dir: Path) -> dict[str, list[str]]:
     """Compare the candidate's kept output copies with the reference's, key by key; a key
     the candidate has no copy for (its output was not accepted) compares as agreeing."""
-    options = session.options
-    manifests = session.candidate.call("dump", options.timeout_s, keys=keys,
-                                       out_dir=str(out_dir))["manifests"]
-    found = {key: ask_reference(session, "compare", options.timeout_s, reference, key=key,
-                                manifest=manifests.get(key), atol=options.atol,
-                                rtol=options.rtol)["mismatch"] for key in keys}
+    pool, timeout_s = session.pool, session.options.timeout_s
+    manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
+                                       share=pool.share_cuda)["manifests"]
+    found = {key: _compare(session, reference, key, manifests.get(key)) for key in keys}
+    failed = [key for key, reply in found.items() if "ipc_failed" in reply]
+    if failed:  # this machine cannot share device memory between processes: files from now
+        pool.share_cuda = False
+        manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
+                                           again=True)["manifests"]
+        found.update({key: _compare(session, reference, key, manifests.get(key))
+                      for key in failed})
     session.clear(out_dir)
-    return found
+    return {key: reply["mismatch"] for key, reply in found.items()}
+
+
+def _compare(session: Session, reference: Worker, key: str,
+             manifest: dict[str, Any] | None) -> dict[str, Any]:
+    options = session.options
+    return ask_reference(session, "compare", options.timeout_s, reference, key=key,
+                         manifest=manifest, atol=options.atol, rtol=options.rtol)
 
 
 def allowed(session: Session, found: list[str]) -> list[str]:
