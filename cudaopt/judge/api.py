@@ -81,6 +81,10 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
             _run(session, task, candidate, build_dir, verdict, say)
         except WorkerFailure as exc:
             _fail(verdict, exc, session)
+        if session.ipc_refused:
+            verdict.warnings.append(
+                "CUDA outputs could not be shared between the judge's processes "
+                f"({session.ipc_refused}); they went through host memory, which is slower")
     if verdict.violations and verdict.status in (Status.OK, Status.WRONG):
         verdict.status = Status.VIOLATION  # a broken rule explains a wrong result, not vice versa
     return verdict
@@ -126,6 +130,10 @@ def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:
     if exc.kind == "reference":
         verdict.status = Status.BAD_INPUT
         verdict.error = f"the task itself failed to run:\n{exc}"
+        if exc.reply.get("kind") == "OutOfMemoryError":
+            verdict.error = ("the task ran out of device memory in the judge's reference process"
+                             f"{session.memory_note()}; three processes share the device, and "
+                             f"the candidate's may hold memory too:\n{exc}")
         return
     verdict.status = Status.TIMEOUT if exc.kind == "timeout" else Status.CRASH
     verdict.error = f"candidate {exc.kind}: {exc}"

@@ -59,6 +59,7 @@ class Session:
         self.candidate = pool.candidate()
         self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
         self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
+        self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
         self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
 
     def start_baseline(self, task: Path) -> None:

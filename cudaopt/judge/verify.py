@@ -128,6 +128,7 @@ def compare_kept(session: Session, reference: Worker, keys: list[str],
     failed = [key for key, reply in found.items() if "ipc_failed" in reply]
     if failed:  # this machine cannot share device memory between processes: files from now
         pool.share_cuda = False
+        session.ipc_refused = found[failed[0]]["ipc_failed"]
         manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
                                            again=True)["manifests"]
         found.update({key: _compare(session, reference, key, manifests.get(key))

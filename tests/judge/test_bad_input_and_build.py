@@ -65,6 +65,21 @@ def test_task_that_fails_itself_is_blamed_on_the_task(tmp_path: Path) -> None:
     assert "the task itself failed" in verdict.error and "broken task" in verdict.error
 
 
+def test_a_task_out_of_device_memory_says_so(tmp_path: Path) -> None:
+    """Three processes share one device: running out is named, not a bare traceback."""
+    task = tmp_path / "model.py"
+    task.write_text(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 6.00 GiB')\n"
+        "def get_inputs(): return [torch.randn(2)]\ndef get_init_inputs(): return []\n")
+    cand = tmp_path / "model_new.py"
+    cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n"
+                    "    def forward(self, x): return x\n")
+    verdict = check(task, cand, OPTS)
+    assert verdict.status is Status.BAD_INPUT
+    assert "ran out of device memory in the judge's reference process" in verdict.error
+
+
 def test_compile_error_is_a_build_failure_with_the_compiler_message(tmp_path: Path) -> None:
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "bad.cpp").write_text("int f() { return undefined_name; }\n")
