@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Everything that needs the GPU, in one call: the CUDA-marked tests, `cudaopt check` on
+# Everything that needs the GPU, in one script: the CUDA-marked tests, `cudaopt check` on
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
-# replay); GPU_STEPS picks a subset ("tests kernelbench inner replay"). Logs go to $OUT
-# (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see ../shared/device/wheels.sh) provide
-# litellm and gitpython where the machine lacks them.
+# replay); GPU_STEPS picks a subset ("tests kernelbench inner replay"). All four take about
+# 11 minutes on an H200; where one call is limited to 10, split them. Logs go to $OUT
+# (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
+# ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
