@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -60,16 +61,27 @@ def _tracer(err: Console) -> Progress:
 
 
 def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progress) -> Verdict:
-    """Through the agent run's warm judge when one is running (CUDAOPT_JUDGE_SOCKET),
-    else here, cold."""
+    """Through a warm judge when one answers: the agent run's (CUDAOPT_JUDGE_SOCKET), or a
+    `cudaopt serve` for a folder holding both files; else here, cold."""
+    from cudaopt.judge.serve import find_server
+
     socket_path = os.environ.get("CUDAOPT_JUDGE_SOCKET")
+    found = None if socket_path else find_server(candidate.resolve().parent)
+    if found and model.resolve().is_relative_to(found[1]):
+        socket_path = str(found[0])
     if socket_path:
         from cudaopt.judge.client import remote_check
 
         verdict = remote_check(Path(socket_path), model, candidate, options, progress)
         if verdict is not None:
+            if found:
+                progress(f"judged by the warm judge `cudaopt serve` runs for {found[1]}")
             return verdict
     return check(model, candidate, options, progress)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a server as cleanly as Ctrl-C
 
 
 def _record(candidate: Path, verdict: Verdict) -> None:
@@ -104,6 +116,31 @@ def register(app: typer.Typer) -> None:
                                time_budget_s=time_budget, profile=profile,
                                compile_baseline=compile_baseline, ceiling=ceiling)
         _judge(model, candidate, options, json_path, trace)
+
+    @app.command("serve")
+    def serve_cmd(
+        folder: Path = typer.Argument(Path("."), help="folder whose checks it serves"),
+        device: str = DeviceOpt,
+    ) -> None:
+        """Keep a warm judge for FOLDER until Ctrl-C: `cudaopt check` / `verify` / `profile`
+        on files under it reuse loaded workers and the compiled baseline instead of starting
+        them each time."""
+        from cudaopt.judge.serve import serve
+
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{folder} is not a folder", param_hint="FOLDER")
+        err = Console(stderr=True)
+        signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
+
+        def ready(socket_path: Path) -> None:
+            err.print(f"warm judge for {folder.resolve()} ({socket_path}): checks of files "
+                      "under it use it. Ctrl-C stops it.")
+
+        try:
+            serve(folder, JudgeOptions(device=device), ready)
+        except KeyboardInterrupt:
+            err.print("warm judge stopped")
 
     @app.command("verify")
     def verify_cmd(
