@@ -80,10 +80,6 @@ def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progre
     return check(model, candidate, options, progress)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops a server as cleanly as Ctrl-C
-
-
 def _record(candidate: Path, verdict: Verdict) -> None:
     """Inside an agent run, leave a copy of what was judged for the loop to re-check."""
     record_dir = os.environ.get("CUDAOPT_RECORD_DIR")
@@ -130,8 +126,9 @@ def register(app: typer.Typer) -> None:
         if not folder.is_dir():
             raise typer.BadParameter(f"{folder} is not a folder", param_hint="FOLDER")
         err = Console(stderr=True)
-        signal.signal(signal.SIGTERM, _interrupt)
-        signal.signal(signal.SIGINT, _interrupt)  # also when started in the background
+        # SIGTERM stops it as cleanly as Ctrl-C; SIGINT too when started in the background
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.default_int_handler)
 
         def ready(socket_path: Path) -> None:
             err.print(f"warm judge for {folder.resolve()} ({socket_path}): checks of files "

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,9 +31,8 @@ class JudgeService:
 
         options = config.judge_options()
         self.pool = JudgePool(worker_env(options), wrapper=wrapper)
-        # AF_UNIX paths are short (108 bytes): a private folder under the temp dir.
-        self.socket_path = Path(tempfile.mkdtemp(prefix="cudaopt-judge-")) / "judge.sock"
-        self.server = JudgeServer(self.socket_path, self.pool, workspace, options)
+        self.server = JudgeServer(None, self.pool, workspace, options)
+        self.socket_path = self.server.socket_path
         self.server.start()
 
     def __enter__(self) -> JudgeService:
@@ -47,4 +44,3 @@ class JudgeService:
     def close(self) -> None:
         self.server.close()
         self.pool.close()
-        shutil.rmtree(self.socket_path.parent, ignore_errors=True)

@@ -19,7 +19,7 @@ import torch
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
-from cudaopt.judge.tensors import Snapshot
+from cudaopt.judge.tensors import Snapshot, dtype_named
 from cudaopt.judge.transfer import write_outputs
 from cudaopt.judge.worker import build_model, load_module
 
@@ -119,7 +119,7 @@ def _poison(leaves: list[dict[str, Any]], device: torch.device) -> None:
     """Fill and free blocks the size of each expected output, so an output buffer the
     candidate allocates but never writes holds NaN (or extreme integers), not stale data."""
     for leaf in leaves:
-        dtype = getattr(torch, leaf["dtype"].removeprefix("torch."))
+        dtype = dtype_named(leaf["dtype"])
         block = torch.empty(leaf["numel"], dtype=dtype, device=device)
         if dtype.is_floating_point or dtype.is_complex:
             block.fill_(float("nan"))

@@ -87,9 +87,9 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
 
 def _checks(session: Session, most: int, budgets: int) -> int:
     """Checked calls per round: `most`, fewer when their kept copies would not fit."""
-    import torch
+    from cudaopt.judge.tensors import dtype_named
 
-    out_bytes = sum(leaf["numel"] * getattr(torch, leaf["dtype"].removeprefix("torch.")).itemsize
+    out_bytes = sum(leaf["numel"] * dtype_named(leaf["dtype"]).itemsize
                     for leaf in session.output_leaves)
     return max(1, min(most, budgets * KEPT_BYTES // max(out_bytes, 1)))
 

@@ -9,8 +9,6 @@ where `find_server` looks for it from a candidate upwards.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,10 +26,7 @@ def serve(folder: Path, options: JudgeOptions, ready: Callable[[Path], None]) ->
     """Serve judgements of candidates under `folder` until interrupted (KeyboardInterrupt)."""
     folder = folder.resolve()
     pool = JudgePool(worker_env(options))
-    # AF_UNIX paths are short (108 bytes): the socket lives in a private temporary folder,
-    # and the state folder holds only its path.
-    sock_dir = Path(tempfile.mkdtemp(prefix="cudaopt-judge-"))
-    server = JudgeServer(sock_dir / "judge.sock", pool, folder, options)
+    server = JudgeServer(None, pool, folder, options)  # the state folder holds its path
     pointer = state_dir(folder) / POINTER
     try:
         server.start()
@@ -44,7 +39,6 @@ def serve(folder: Path, options: JudgeOptions, ready: Callable[[Path], None]) ->
             pointer.unlink()  # a newer server for the folder may have replaced it
         server.close()
         pool.close()
-        shutil.rmtree(sock_dir, ignore_errors=True)
 
 
 def find_server(start: Path) -> tuple[Path, Path] | None:

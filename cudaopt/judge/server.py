@@ -9,7 +9,9 @@ name files inside the run's workspace, and may not choose seeds, caches or build
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import tempfile
 import threading
 from dataclasses import fields
 from pathlib import Path
@@ -36,8 +38,15 @@ def options_from_wire(data: dict[str, Any], base: JudgeOptions) -> JudgeOptions:
 
 
 class JudgeServer:
-    def __init__(self, socket_path: Path, pool: JudgePool, workspace: Path,
+    """`socket_path=None`: a socket in a private temporary folder, removed on `close`
+    (AF_UNIX paths are short, 108 bytes, so it cannot live beside a deep workspace)."""
+
+    def __init__(self, socket_path: Path | None, pool: JudgePool, workspace: Path,
                  base: JudgeOptions | None = None):
+        self._private = None
+        if socket_path is None:
+            self._private = Path(tempfile.mkdtemp(prefix="cudaopt-judge-"))
+            socket_path = self._private / "judge.sock"
         self.socket_path = socket_path
         self.pool = pool
         self.workspace = workspace.resolve()
@@ -91,3 +100,5 @@ class JudgeServer:
             self._sock.close()
             self._sock = None
         self.socket_path.unlink(missing_ok=True)
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)

@@ -99,6 +99,14 @@ def describe(snap: Snapshot) -> list[dict[str, Any]]:
     return [{"dtype": str(t.dtype), "numel": t.numel()} for _, t in snap[1]]
 
 
+def dtype_named(name: str) -> torch.dtype:
+    """The dtype `describe` wrote as `name` ("torch.float32")."""
+    dtype = getattr(torch, name.removeprefix("torch."))
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{name} is not a torch dtype")
+    return dtype
+
+
 def fingerprint(inputs: list[Any]) -> list[Any]:
     """Cheap digests of the input tensors (byte sum plus a strided sample), to tell whether a
     call modified its inputs without keeping a copy of them."""

@@ -76,7 +76,6 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
     """
     options = session.options
     out_dir = session.outputs_dir("verify")
-    poison: list[dict[str, Any]] = []
     for trial in range(options.trials):
         say(f"verifying: trial {trial + 1}/{options.trials}{session.memory_note()}")
         seed, refill = session.seed(), trial % 2 == 1
@@ -84,14 +83,14 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         output = True
         for op, ref_args, cand_args in (
                 ("prep", {"seed": seed, "refill": refill},
-                 {"seed": seed, "refill": refill, "poison": poison}),
+                 {"seed": seed, "refill": refill, "poison": session.output_leaves}),
                 ("go", {"which": "eager"}, {"guard": True}),
                 ("finish", {"keep": "v"}, {"keep": "v"})):
             ref, cand = _step(session, op, ref_args, cand_args)
             session.note_memory("reference", ref)
             session.note_memory("candidate", cand)
             session.inputs_mutable |= ref.get("mutates", False)
-            poison = session.output_leaves = ref.get("leaves", poison)
+            session.output_leaves = ref.get("leaves", session.output_leaves)
             found += cand["violations"]
             output = output and cand.get("output", True)
         verdict.trials = trial + 1
