@@ -17,36 +17,27 @@ wall time of the whole command and the judge's own build / verify / profile spli
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from timed_check import timed_check  # noqa: E402
 
 from cudaopt.judge import JudgeOptions, JudgePool  # noqa: E402
 from cudaopt.judge.server import JudgeServer  # noqa: E402
 from cudaopt.judge.session import worker_env  # noqa: E402
 
 
-def run_check(workspace: Path, device: str, env: dict[str, str]) -> dict[str, float]:
-    verdict_path = workspace / "verdict.json"
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "cudaopt.cli", "check", "model.py", "model_new.py",
-         "--device", device, "--json", str(verdict_path)],
-        cwd=workspace, env=env, capture_output=True, text=True)
-    wall_s = time.perf_counter() - start
+def run_check(workspace: Path, device: str, env: dict[str, str]) -> dict[str, object]:
+    result, proc = timed_check(workspace, device, env)
     if proc.returncode != 0:
         sys.exit(f"check failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    v = json.loads(verdict_path.read_text())
-    return {"wall_s": wall_s, "build_s": v["build_s"] or 0.0, "verify_s": v["verify_s"] or 0.0,
-            "profile_s": v["profile_s"] or 0.0, "speedup_vs_compile": v["speedup_vs_compile"]}
+    return result
 
 
 def edit(kernel: Path, n: int) -> None:
@@ -90,7 +81,7 @@ def main() -> None:
           f"{'vs compile':>12}")
     for name, r in rows:
         print(f"{name:<18}{r['wall_s']:>8.2f}{r['build_s']:>9.2f}{r['verify_s']:>10.2f}"
-              f"{r['profile_s']:>11.2f}{r['speedup_vs_compile']:>11.2f}x")
+              f"{r['profile_s']:>11.2f}{r['vs_compile']:>11.2f}x")
 
 
 if __name__ == "__main__":

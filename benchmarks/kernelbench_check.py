@@ -15,36 +15,23 @@ timeline comes first.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timed_check import timed_check
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT / "benchmarks" / "kernelbench"
 
 
 def run_check(workspace: Path, env: dict[str, str]) -> dict[str, object]:
-    verdict_path = workspace / "verdict.json"
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "cudaopt.cli", "check", "model.py", "model_new.py",
-         "--device", "cuda", "--json", str(verdict_path), "--trace"],
-        cwd=workspace, env=env, capture_output=True, text=True)
-    wall_s = time.perf_counter() - start
-    if not verdict_path.exists():
-        sys.exit(f"check gave no verdict ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    v = json.loads(verdict_path.read_text())
+    result, proc = timed_check(workspace, "cuda", env, "--trace")
     print(proc.stderr, end="")  # the --trace timeline
     if proc.returncode != 0:
         print(proc.stdout[-3000:])
-    return {"wall_s": wall_s, "status": v["status"], "build_s": v["build_s"] or 0.0,
-            "verify_s": v["verify_s"] or 0.0, "profile_s": v["profile_s"] or 0.0,
-            "vs_eager": v["speedup_vs_eager"] or 0.0, "vs_compile": v["speedup_vs_compile"] or 0.0}
+    return result
 
 
 def main() -> None:
