@@ -225,7 +225,7 @@ class Agent:
     def _summary(self) -> str:
         best = self.tracker.best
         if best is None:
-            return "no verified candidate yet."
+            return "no candidate verified and timed by cudaopt yet."
         speed = best.speedup_vs_compile
         vs = f"{speed:.2f}x vs torch.compile" if speed is not None else "not timed"
         where = f"candidate {self.tracker.best_index}" if self.tracker.best_index else "best"

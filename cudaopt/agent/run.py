@@ -26,6 +26,7 @@ from cudaopt.agent.workspace import (
 )
 from cudaopt.judge import JudgeOptions, Verdict
 from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
+from cudaopt.runindex import register
 from cudaopt.sandbox import Sandbox
 
 
@@ -65,6 +66,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore) -> RunR
     if getattr(model, "notice", None):
         on_event("message", {"role": "cudaopt", "text": model.notice})
     run_dir = _fresh_dir(config.run_dir) if config.run_dir else new_run_dir(task)
+    register(run_dir, task)
     task = task.resolve()
     meta = RunMeta(
         run_id=run_dir.name,
@@ -75,6 +77,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore) -> RunR
         api_base=config.api_base,
         torch_version=_torch_version(),
     )
+    meta.mark_running()
     meta.extra.update(
         limits=asdict(config.limits),
         tools=model.uses_tools,
@@ -126,7 +129,7 @@ def resume_run(
     model = make_model(config.model, config.api_base, config.tools, history=messages)
     model.preflight()
     progress = Progress(**extra.get("progress", {}))
-    meta.status, meta.finished = "running", None
+    meta.mark_running()
     write_meta(run_dir, meta)
     values = skill_values(
         config.device, config.judge_options().margin * 100, config.judge_options().atol

@@ -65,6 +65,8 @@ def test_cli_resume_continues_the_same_run(task, config, monkeypatch) -> None:
             "--max-steps",
             "3",
             "--no-commit",
+            "--sandbox",
+            "none",  # about resuming, not the sandbox: runs without bwrap too
         ]
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output  # ran out of steps, nothing accepted
