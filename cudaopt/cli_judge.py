@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from cudaopt.cli_style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.judge.api import Progress
@@ -61,8 +62,7 @@ def _options(model: Path, device: str | None, atol: float | None, rtol: float | 
     try:
         settings = load_settings(model.resolve().parent, flags)
     except ConfigError as exc:
-        Console(stderr=True).print(f"error: {exc}", markup=False, highlight=False)
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
     return replace(settings.judge_options(), **judge)
 
 

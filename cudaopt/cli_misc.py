@@ -18,21 +18,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from cudaopt.cli_style import fail
 from cudaopt.config import SPECS, ConfigError, Settings, load_settings
-from cudaopt.doctor import FAIL, Check, run_doctor
+from cudaopt.doctor import FAIL, Check, assess, run_doctor
 from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
 from cudaopt.rundir import RunMeta, task_name
 from cudaopt.runindex import list_runs, search_dirs
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
                 "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
-                "failed": "red", "running": "cyan"}
+                "failed": "red", "running": "cyan", "absent": "dim"}
 LATEST = ("latest", "last")
-
-
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"error: {message}", markup=False, highlight=False)
-    return typer.Exit(2)
 
 
 def _echo_json(data: Any) -> None:
@@ -120,8 +116,8 @@ def find_run(run: str, dirs: list[Path]) -> Path:
     where = _where(dirs)
     if matches:
         names = ", ".join(p.name for p in matches[:5])
-        raise _fail(f"{run!r} matches several runs ({names}); give more of the id")
-    raise _fail(f"no run {run!r} found from {where}; `cudaopt runs` lists them")
+        raise fail(f"{run!r} matches several runs ({names}); give more of the id")
+    raise fail(f"no run {run!r} found from {where}; `cudaopt runs` lists them")
 
 
 def show_command(
@@ -135,7 +131,7 @@ def show_command(
     try:
         record = load_run(run_dir)
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise _fail(f"cannot read run {run_dir}: {exc}") from exc
+        raise fail(f"cannot read run {run_dir}: {exc}") from exc
     if as_json:
         _echo_json(run_to_json(record))
     else:
@@ -148,10 +144,12 @@ def config_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
 ) -> None:
     """Show the effective settings and the layer each came from."""
+    if start is not None and not start.exists():
+        raise fail(f"{start}: no such file or folder")
     try:
         settings = load_settings(start)
     except ConfigError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     if as_json:
         _echo_json(settings.to_json())
         return
@@ -180,7 +178,11 @@ def doctor_command(
     quick: bool = typer.Option(False, "--quick", help="Skip the trial kernel builds."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
 ) -> None:
-    """Check GPU, driver, nvcc, ninja, compiler, torch, a trial build, sandbox and model."""
+    """Check what this machine can do: the CPU path (compiler, ninja, a trial build), the
+    CUDA path (GPU, driver, nvcc, a trial CUDA build), the sandbox and the model.
+
+    Exit 0 everything works; 3 the CPU path works but not everything (e.g. no GPU, no
+    sandbox: the summary says what); 1 nothing can be judged here."""
     settings, config_check = _doctor_settings()
     if settings is not None:
         model = model or settings.model
@@ -190,17 +192,20 @@ def doctor_command(
 
         load_dotenv(Path.cwd() / ".env", override=False)
     checks = [config_check, *run_doctor(model, api_base, build=not quick)]
+    code, summary = assess(checks)
     if as_json:
         _echo_json([c.to_json() for c in checks])
     else:
         console = Console(highlight=False, soft_wrap=True)
         for c in checks:
             style = STATUS_STYLE[c.status]
-            console.print(f"[{style}]{c.status.upper():4}[/]  {c.name:10}  {escape(c.detail)}")
+            console.print(f"[{style}]{c.status.upper():6}[/]  {c.name:10}  {escape(c.detail)}")
             if c.hint and c.status != "pass":
-                console.print(f"      {'':10}  [dim]{escape(c.hint)}[/]")
-    if any(c.status == FAIL for c in checks):
-        raise typer.Exit(1)
+                console.print(f"        {'':10}  [dim]{escape(c.hint)}[/]")
+        console.print()
+        for line in summary:
+            console.print(escape(line))
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

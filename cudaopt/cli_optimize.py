@@ -21,18 +21,14 @@ from cudaopt.agent.events import OnEvent
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.models import PreflightError
 from cudaopt.agent.run import RunConfig, RunResult, resume_run, start_run
+from cudaopt.cli_style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions
 from cudaopt.live import LiveView
 from cudaopt.rundir import RunMeta, read_meta, write_meta
 from cudaopt.sandbox import Sandbox, SandboxUnavailable, resolve_sandbox
 
-EXIT_NOT_ACCEPTED, EXIT_BAD_INPUT, EXIT_COMMIT_FAILED, EXIT_INTERRUPTED = 1, 2, 3, 130
-
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    Console(stderr=True).print(f"error: {message}", markup=False, highlight=False)
-    return typer.Exit(code)
+EXIT_NOT_ACCEPTED, EXIT_COMMIT_FAILED, EXIT_INTERRUPTED = 1, 3, 130
 
 
 def _load_env_files(folders: list[Path]) -> None:
@@ -49,7 +45,7 @@ def _device(settings: Settings) -> tuple[str, str]:
     try:
         return runcheck.resolve_device(settings.device)
     except runcheck.NotReady as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 def _commit(
@@ -149,12 +145,12 @@ def register(app: typer.Typer) -> None:
                                      "step (each trial, each timing round) on its own line"),
     ) -> None:
         if (task is None) == (resume is None):
-            raise _fail("give a task file, or --resume RUN (not both)")
+            raise fail("give a task file, or --resume RUN (not both)")
         found = _find_run(resume) if resume else None
         before = read_meta(found) if found else None
         task_file = Path(before.task) if before else task
         if not task_file.is_file():
-            raise _fail(f"{task_file}: no such task file")
+            raise fail(f"{task_file}: no such task file")
         env_dirs = [Path.cwd(), task_file.resolve().parent]
         _load_env_files(env_dirs)
         flags = {
@@ -169,7 +165,7 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_settings(task_file.resolve().parent, flags)
         except ConfigError as exc:
-            raise _fail(str(exc)) from exc
+            raise fail(str(exc)) from exc
         commit = settings.commit and not no_commit
         console = Console(stderr=True)
         _ready(settings, task_file, before, commit, init_repo, branch)
@@ -207,7 +203,7 @@ def _ready(settings: Settings, task: Path, before: RunMeta | None, commit: bool,
             runcheck.check_replay(settings.model, kind)
         runcheck.check_repository(task, commit, init_repo, branch)
     except runcheck.NotReady as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 def _check_task(task: Path, options: JudgeOptions, console: Console) -> None:
@@ -217,7 +213,7 @@ def _check_task(task: Path, options: JudgeOptions, console: Console) -> None:
         try:
             runcheck.check_runnable_task(task, options)
         except runcheck.NotReady as exc:
-            raise _fail(str(exc)) from exc
+            raise fail(str(exc)) from exc
 
 
 def _launch(
@@ -240,7 +236,7 @@ def _launch(
         with view:
             return launch(on_event)
     except (PreflightError, FileExistsError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 def _resume(
@@ -263,7 +259,7 @@ def _sandbox(settings: Settings, env_dirs: list[Path], console: Console) -> Sand
     try:
         sandbox = resolve_sandbox(settings.sandbox, dotenv_dirs=env_dirs)
     except SandboxUnavailable as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     if sandbox.warning:
         console.print(sandbox.warning, style="yellow", markup=False, highlight=False)
     return sandbox
@@ -281,7 +277,7 @@ def _config(
     sandbox: Sandbox,
 ) -> RunConfig:
     if not settings.model:
-        raise _fail(
+        raise fail(
             "no model: give --model (a litellm model string or replay:PATH), or set "
             "`model` in cudaopt.toml"
         )

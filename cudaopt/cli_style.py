@@ -7,7 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+from rich.console import Console
 from typer.core import TyperCommand
+
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    """`error: …` on stderr, unwrapped (paths stay whole); raise what it returns."""
+    Console(stderr=True, soft_wrap=True).print(f"error: {message}", markup=False,
+                                               highlight=False)
+    return typer.Exit(code)
 
 
 class Command(TyperCommand):

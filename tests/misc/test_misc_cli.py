@@ -144,7 +144,7 @@ def test_doctor_exit_code_and_json(tmp_path: Path, home: Path, app: typer.Typer,
     assert seen == {"model": "openai/gpt-5", "api_base": None, "build": False}
     code, out = _run(app, "doctor", "--model", "m", "--api-base", "http://h:8000/v1")
     assert seen["model"] == "m" and seen["api_base"] == "http://h:8000/v1"
-    assert "PASS  gpu" in out and "WARN  sandbox" in out
+    assert "PASS    gpu" in out and "WARN    sandbox" in out
     (tmp_path / "cudaopt.toml").write_text("modle = 1\n")
     code, out = _run(app, "doctor")
-    assert code == 1 and "FAIL  config" in out and "modle" in out
+    assert code == 1 and "FAIL    config" in out and "modle" in out
