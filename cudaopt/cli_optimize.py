@@ -17,10 +17,11 @@ import typer
 from rich.console import Console
 
 from cudaopt import gitops, runcheck
+from cudaopt.agent.errors import PreflightError
 from cudaopt.agent.events import OnEvent
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.models import PreflightError
-from cudaopt.agent.run import RunConfig, RunResult, resume_run, start_run
+from cudaopt.agent.run import RunResult, resume_run, start_run
 from cudaopt.cli_style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from cudaopt.agent import prompts
-from cudaopt.agent.models import ModelError, PreflightError
+from cudaopt.agent.errors import ModelError, PreflightError
 
 # The live price list is fetched from the network at import; offline that costs ~10 s of
 # retries. The copy bundled with litellm is good enough for a budget (override: set False).

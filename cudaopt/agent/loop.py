@@ -12,8 +12,9 @@ from typing import Any
 from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
 from cudaopt.agent.best import BestTracker
+from cudaopt.agent.errors import ReplayExhausted
 from cudaopt.agent.events import OnEvent, describe
-from cudaopt.agent.models import Model, ReplayExhausted
+from cudaopt.agent.models import Model
 from cudaopt.agent.tools import Workspace
 from cudaopt.agent.trajectory import Trajectory
 from cudaopt.judge import Verdict

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent.models import PreflightError, ReplayExhausted
+from cudaopt.agent.errors import PreflightError, ReplayExhausted
 
 
 def load_turns(path: Path) -> list[dict[str, Any]]:

@@ -3,17 +3,18 @@ directory (see `cudaopt.rundir`) so Ctrl-C loses nothing and `--resume` picks it
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from cudaopt.agent import prompts
 from cudaopt.agent.best import BestTracker
+from cudaopt.agent.errors import ModelError
 from cudaopt.agent.events import OnEvent, ignore
-from cudaopt.agent.judging import JudgeService
+from cudaopt.agent.judging import JudgeService, RunConfig
 from cudaopt.agent.loop import Agent, Limits, Progress
-from cudaopt.agent.models import Model, ModelError, make_model
+from cudaopt.agent.models import Model, make_model
 from cudaopt.agent.shell import LocalShell
 from cudaopt.agent.tools import Workspace
 from cudaopt.agent.trajectory import Trajectory
@@ -28,23 +29,6 @@ from cudaopt.judge import JudgeOptions, Verdict
 from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
 from cudaopt.runindex import register
 from cudaopt.sandbox import Sandbox
-
-
-@dataclass
-class RunConfig:
-    model: str
-    device: str  # "cuda" or "cpu", already resolved
-    api_base: str | None = None
-    tools: bool | None = None  # None: ask litellm, probe unknown models
-    limits: Limits = field(default_factory=Limits)
-    judge: JudgeOptions | None = None  # None: JudgeOptions(device=device)
-    bash_timeout_s: float = 600.0
-    run_dir: Path | None = None  # None: a fresh one beside the task
-    stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
-    sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)
-
-    def judge_options(self) -> JudgeOptions:
-        return self.judge or JudgeOptions(device=self.device)
 
 
 @dataclass

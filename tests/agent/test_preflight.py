@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cudaopt.agent.models import PreflightError
+from cudaopt.agent.errors import PreflightError
 from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 

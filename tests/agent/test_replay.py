@@ -13,8 +13,9 @@ import torch
 from typer.testing import CliRunner
 
 from cudaopt import ROOT
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.run import RunConfig, start_run
+from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 from cudaopt.judge import JudgeOptions
 from tests.agent.conftest import GOOD_FILES, Events, source

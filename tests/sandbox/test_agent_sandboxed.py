@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.run import RunConfig, start_run
+from cudaopt.agent.run import start_run
 from cudaopt.judge import JudgeOptions
 from cudaopt.sandbox import SandboxLimits, resolve_sandbox
 from tests.fakeopenai import FakeOpenAI, call
