@@ -80,8 +80,10 @@ def runs_table(found: list[tuple[Path, RunMeta]], width: int) -> Table:
 
 def runs_command(
     dirs: list[Path] | None = typer.Argument(
-        None, help="Task folders (or task files) to look in; default: the current folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, metavar="FOLDER", show_default=False,
+        help="task folder (or task file) to look in  [default: the working folder and those "
+        "above it, up to the repository root]"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
     """List past runs, newest first: result, best speedup, model, branch, start time.
 
@@ -121,10 +123,12 @@ def find_run(run: str, dirs: list[Path]) -> Path:
 
 
 def show_command(
-    run: str = typer.Argument(..., help="Run id, unique id prefix, `latest`, or run folder."),
+    run: str = typer.Argument(..., metavar="RUN",
+                              help="run id, unique id prefix, `latest`, or run folder"),
     folder: list[Path] | None = typer.Option(
-        None, "--dir", help="Task folder to look in (repeatable); default: current folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, "--dir", metavar="FOLDER", show_default=False,
+        help="task folder to look in (repeatable)  [default: as `cudaopt runs`]"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
     """Re-render a run's report: timings with spread, speedups, versions, branch, cost."""
     run_dir = find_run(run, _search_dirs(folder))
@@ -140,8 +144,9 @@ def show_command(
 
 def config_command(
     start: Path | None = typer.Argument(
-        None, help="Task file or folder the project config is found from; default: here."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, metavar="PATH", show_default=False,
+        help="task file or folder the project config is found from  [default: .]"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
     """Show the effective settings and the layer each came from."""
     if start is not None and not start.exists():
@@ -172,11 +177,12 @@ def _doctor_settings() -> tuple[Settings | None, Check]:
 
 def doctor_command(
     model: str | None = typer.Option(
-        None, "--model", help="litellm model to ping (default: the configured model)."),
+        None, "--model", metavar="MODEL", show_default=False,
+        help="litellm model to ping  [default: the configured model]"),
     api_base: str | None = typer.Option(
-        None, "--api-base", help="OpenAI-compatible endpoint of the model."),
-    quick: bool = typer.Option(False, "--quick", help="Skip the trial kernel builds."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, "--api-base", metavar="URL", help="OpenAI-compatible endpoint of the model"),
+    quick: bool = typer.Option(False, "--quick", help="skip the trial kernel builds"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
     """Check what this machine can do: the CPU path (compiler, ninja, a trial build), the
     CUDA path (GPU, driver, nvcc, a trial CUDA build), the sandbox and the model.

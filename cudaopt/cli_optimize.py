@@ -138,7 +138,8 @@ def register(app: typer.Typer) -> None:
                                    help="function calling, or fenced action blocks  "
                                    "[default: detect]"),
         bash_timeout: float = typer.Option(600.0, "--bash-timeout", metavar="SECONDS",
-                                           help="time limit of each shell command of the agent"),
+                                           show_default=False, help="time limit of each shell "
+                                           "command of the agent  [default: 600]"),
         sandbox: str = _opt("--sandbox", "MODE", "auto or bwrap: the agent's shell runs in "
                             "a bubblewrap sandbox, and the run refuses to start without one; "
                             "none: unconfined", _DEFAULTS.sandbox),

@@ -48,7 +48,8 @@ def _is_argument(param: Any) -> bool:
 
 
 def _name(param: Any) -> str:
-    return param.metavar or (param.name or "").upper()
+    name = param.metavar or (param.name or "").upper()
+    return name + ("..." if param.nargs != 1 else "")
 
 
 def _argument_help(param: Any) -> str:
