@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+import torch
 from typer.testing import CliRunner
 
 from cudaopt import ROOT
@@ -44,3 +46,13 @@ def test_a_bad_setting_for_check_is_exit_2(tmp_path: Path, home: Path) -> None:
     result = CliRunner().invoke(app, ["check", str(tmp_path / "model.py"),
                                       str(tmp_path / "model_new.py")])
     assert result.exit_code == 2 and "trials" in result.output
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_check_on_cuda_without_a_gpu_names_no_empty_device(tmp_path: Path, home: Path) -> None:
+    example = TASK.parent
+    result = CliRunner().invoke(app, ["check", str(example / "model.py"),
+                                      str(example / "model_new.py"), "--device", "cuda"])
+    header = result.output.splitlines()[0]
+    assert result.exit_code == 2 and header == "bad input  reward -1", result.output
+    assert "no CUDA device" in result.output
