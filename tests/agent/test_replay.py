@@ -21,6 +21,8 @@ from cudaopt.judge import JudgeOptions
 from tests.agent.conftest import GOOD_FILES, Events, source
 from tests.fakeopenai import FakeOpenAI, call, say
 
+pytestmark = pytest.mark.slow  # whole agent runs, each judging real builds
+
 EXAMPLES = ROOT / "examples"
 
 
