@@ -1,9 +1,8 @@
 """`cudaopt optimize`: drive a model through the agent loop to a faster, verified kernel.
 
 Thin: settings and flags in, `cudaopt.agent.run` does the work, the live view shows it, and
-an accepted result goes to a git branch (`cudaopt.gitops`) unless `--no-commit`.
-Exit codes: 0 accepted, 1 finished without an accepted kernel, 2 bad input or the model
-could not be reached, 3 accepted but the commit failed, 130 interrupted (resumable).
+an accepted result goes to a git branch (`cudaopt.gitops`) unless `--no-commit`. What
+could make a run useless is checked first (`cudaopt.runcheck`). Exit codes: see HELP.
 """
 
 from __future__ import annotations

@@ -87,8 +87,9 @@ class LiveView:
         if self._live is not None:
             self._live.update(self._panel())
 
-    def _print(self, line: str) -> None:
-        if not self.interactive:
+    def _print(self, line: str, always: bool = False) -> None:
+        """A log line when piped; on a terminal only when `always` (above the live panel)."""
+        if always or not self.interactive:
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def _on_step(self, data: dict[str, Any]) -> None:
@@ -120,7 +121,7 @@ class LiveView:
         text = _one_line(str(data.get("text", "")))
         self.activity = f"judge: {text}"
         if self.verbose or not text.startswith(REPEATED):
-            self._print(f"  {self.activity}")
+            self._print(f"  {self.activity}", always=self.verbose)
 
     def _on_candidate(self, data: dict[str, Any]) -> None:
         index, verdict = int(data["index"]), data["verdict"]
