@@ -22,7 +22,7 @@ from cudaopt.task import BadInput, validate_task
 def check_task(task: Path, options: JudgeOptions | None = None) -> Verdict:
     """A verdict on the task itself: `Status.OK` (with the device's name) or `BAD_INPUT`."""
     options = options or JudgeOptions()
-    verdict = Verdict(reward=0.0)
+    verdict = Verdict()
     try:
         validate_task(task)
         verdict.device = resolve_device(options.device)
