@@ -186,13 +186,19 @@ def register(app: typer.Typer) -> None:
                 committed.append(_commit(task_file, data, settings, branch, console, init_repo))
 
         result = _launch(launch, console, before_report, verbose)
-        if result.accepted and not commit:
-            console.print(f"not committed (--no-commit): the accepted kernel is in "
-                          f"{result.run_dir / 'best'}", markup=False, highlight=False)
-        console.print(f"run folder: {result.run_dir}", markup=False, highlight=False)
-        if result.reason == "interrupted":
-            console.print(f"interrupted; continue with: cudaopt optimize --resume {result.run_dir}")
+        say_where(result, commit, console)
         raise typer.Exit(max(committed, default=0) or _exit_code(result))
+
+
+def say_where(result: RunResult, committed: bool, console: Console) -> None:
+    """The last lines of a run: where its files are, and how to go on."""
+    if result.accepted and not committed:
+        console.print(f"not committed (--no-commit): the accepted kernel is in "
+                      f"{result.run_dir / 'best'}", markup=False, highlight=False)
+    console.print(f"run folder: {result.run_dir}", markup=False, highlight=False)
+    if result.reason == "interrupted":
+        console.print(f"interrupted; continue with: cudaopt optimize --resume {result.run_dir}",
+                      markup=False, highlight=False)
 
 
 def _ready(settings: Settings, task: Path, before: RunMeta | None, commit: bool,

@@ -91,3 +91,17 @@ def test_markdown_report_for_the_branch() -> None:
     assert "| vs compile | 1.50x (lower quartile 1.45x) |" in text
     assert "| device | NVIDIA H200 |" in text
     assert "cudaopt check model.py model_new.py" in text
+
+
+def test_a_run_without_a_commit_says_where_the_kernel_is(tmp_path: Path) -> None:
+    from cudaopt.agent.run import RunResult
+    from cudaopt.cli_optimize import say_where
+
+    meta = make_meta(tmp_path / "model.py")
+    out = io.StringIO()
+    say_where(RunResult(tmp_path, meta, "done", make_verdict(1.5)), False, Console(file=out))
+    assert f"not committed (--no-commit): the accepted kernel is in {tmp_path / 'best'}" in (
+        " ".join(out.getvalue().split()))
+    out = io.StringIO()
+    say_where(RunResult(tmp_path, meta, "done", make_verdict(1.5)), True, Console(file=out))
+    assert "not committed" not in out.getvalue()
