@@ -101,6 +101,8 @@ def test_a_killed_run_is_not_running_forever(tmp_path: Path, home: Path, app: ty
     monkeypatch.chdir(tmp_path)
     rows = {r["run_id"]: r["status"] for r in json.loads(_run(app, "runs", "--json")[1])}
     assert rows == {dead.name: "interrupted", alive.name: "running"}
+    code, out = _run(app, "show", dead.name)
+    assert code == 0 and "its process was killed (resumable with --resume)" in out
 
 
 def test_runs_table_keeps_whole_run_ids_at_80_columns(
