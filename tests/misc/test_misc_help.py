@@ -53,16 +53,22 @@ def test_every_judge_command_takes_the_judges_options() -> None:
 
 
 def test_readme_and_help_agree() -> None:
-    """Each `cudaopt COMMAND ... --flag` line of the README names flags COMMAND has."""
+    """Each `cudaopt COMMAND [SUBCOMMAND] ... --flag` line in the README's code blocks names
+    only flags that COMMAND's `--help` lists."""
     readme = (ROOT / "README.md").read_text()
     code = re.findall(r"```\w*\n(.*?)```", readme, re.S)  # fenced blocks, and indented ones
     code += re.findall(r"^ {4,}(cudaopt .*(?:\n {6,}\[.*)*)", readme, re.M)
     lines = re.findall(r"^\s*cudaopt ([a-z-]+)\b(.*)$", "\n".join(code), re.M)
     assert len(lines) > 10
-    helps: dict[str, str] = {}
+    helps: dict[tuple[str, ...], str] = {}
     for command, rest in lines:
-        if command not in helps:
-            helps[command] = _help(command)
+        path: tuple[str, ...] = (command,)
+        words = rest.split()
+        if path not in helps:
+            helps[path] = _help(*path)
+        if "Commands:" in helps[path] and words:  # a group: its subcommand has the flags
+            path = (command, words[0])
+            helps.setdefault(path, _help(*path))
         for flag in re.findall(r"(--[a-z][a-z-]*(?:/--[a-z-]+)?)", rest.split("#")[0]):
             for part in flag.split("/"):
-                assert part in helps[command], f"README: cudaopt {command} {part}"
+                assert part in helps[path], f"README: cudaopt {' '.join(path)} {part}"
