@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge.bench import Bench
+from cudaopt.judge.extdir import use_content_dir
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
 from cudaopt.judge.tensors import Snapshot, dtype_named
@@ -47,6 +48,7 @@ class CandidateWorker:
         self._snapshot()
         if cmd.get("build_dir"):
             sys.path.insert(0, cmd["build_dir"])
+        use_content_dir(Path(cmd["candidate"]))
         start = _perf()
         try:
             module = load_module(Path(cmd["candidate"]), "model_new")
