@@ -12,7 +12,7 @@ class Model(nn.Module):
         self.norms = nn.ModuleList(nn.LayerNorm(width) for _ in range(depth))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer, norm in zip(self.layers, self.norms):
+        for layer, norm in zip(self.layers, self.norms, strict=True):
             x = x + torch.nn.functional.gelu(layer(norm(x)))
         return x
 
