@@ -108,7 +108,7 @@ def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
 def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
          verdict: Verdict, say: Progress) -> None:
     from cudaopt.judge.profile import profile
-    from cudaopt.judge.verify import ask_reference, load, verify
+    from cudaopt.judge.verify import ask_reference, check_streams, load, verify
 
     options = session.options
     load(session, task, candidate, build_dir, verdict, say)
@@ -116,6 +116,8 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         return
     started = time.perf_counter()
     verify(session, verdict, say)
+    if verdict.status is Status.OK and not verdict.violations:
+        check_streams(session, verdict, say)
     verdict.verify_s = time.perf_counter() - started
     session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
     if verdict.status is not Status.OK or verdict.violations or not options.profile:

@@ -18,7 +18,7 @@ from cudaopt.judge import ipc
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
 from cudaopt.judge.transfer import read_outputs
-from cudaopt.judge.worker import build_model, load_module
+from cudaopt.judge.worker import build_model, load_module, use_threads
 
 
 class ReferenceWorker:
@@ -34,6 +34,7 @@ class ReferenceWorker:
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])
+        use_threads(cmd.get("threads"))
         task = load_module(Path(cmd["task"]), "cudaopt_task")
         init_inputs = list(task.get_init_inputs())
         self.model = build_model(task.Model, init_inputs, cmd["init_seed"], device)

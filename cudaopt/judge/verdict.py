@@ -78,6 +78,9 @@ class Verdict:
     speedup_vs_eager_low: float | None = None
     speedup_vs_compile_low: float | None = None
     remeasured: bool = False
+    noisy: bool = False  # measurements unreliable even when re-measured: no speed reward
+    threads: int | None = None  # CPU: torch intra-op threads of the baselines and candidate
+    stream_check: str = ""  # CUDA: how stream ordering was checked (graph capture, snapshot)
     reward: float = -1.0
 
     @property
@@ -134,13 +137,16 @@ class Verdict:
 def milestone_reward(verdict: Verdict, margin: float) -> float:
     """CUDA Agent's milestone reward: -1 broken, 1 correct, 2 beats eager, 3 beats both.
 
-    Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing.
+    Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing,
+    and a `noisy` verdict earns no speed milestone at all.
     """
     if not verdict.clean:
         return -1.0
     floor = 1.0 + margin
     beats_eager = (verdict.speedup_vs_eager_low or 0.0) > floor
     beats_compile = (verdict.speedup_vs_compile_low or 0.0) > floor
+    if verdict.noisy:
+        return 1.0  # a speed milestone needs measurements that hold still
     if beats_eager and beats_compile:
         return 3.0
     return 2.0 if beats_eager else 1.0
