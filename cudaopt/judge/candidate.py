@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge import streams
-from cudaopt.judge.bench import Bench
+from cudaopt.judge.bench import Bench, same_layout
 from cudaopt.judge.extdir import use_content_dir
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
@@ -100,8 +100,10 @@ class CandidateWorker:
         outputs, on inputs refilled from `seed`, become the call's outputs to compare."""
         bench = self.bench
         graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
+        fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
+        if graph is not None and not same_layout(bench.inputs, fresh):
+            graph, why = None, "the task draws inputs of other shapes each time"
         if graph is not None:
-            fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
             bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
             bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
             del graph, out
