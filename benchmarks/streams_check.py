@@ -28,7 +28,7 @@ FOLDER = ROOT / "tests" / "adversarial" / "gpu" / "candidates"
 CASES = {  # task -> [(candidate, refused?)]
     "diag_task.py": [("diag_forked_stream", True), ("diag_private_stream", True),
                      ("diag_honest", False), ("diag_joined_streams", False),
-                     ("diag_python_streams", False), ("diag_legacy_stream", False)],
+                     ("diag_legacy_stream", False)],
     "task.py": [("side_stream", True), ("forked_stream", True), ("forked_stream_sync", True),
                 ("honest_streams", False), ("honest_tiled", False), ("honest_cublas", False)],
 }

@@ -43,8 +43,8 @@ def test_work_left_on_other_streams_is_a_named_violation(name: str, task: str, h
 @pytest.mark.parametrize(("name", "task", "check"), [
     ("diag_honest", "diag_task.py", "CUDA graph"),
     ("diag_joined_streams", "diag_task.py", "CUDA graph"),
-    ("diag_python_streams", "diag_task.py", "CUDA graph"),
     ("diag_legacy_stream", "diag_task.py", "current-stream snapshot"),
+    ("honest_streams", "task.py", "CUDA graph"),
 ])
 def test_honest_stream_use_passes_and_says_which_check_ran(name: str, task: str,
                                                            check: str) -> None:
