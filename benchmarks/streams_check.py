@@ -59,9 +59,10 @@ def main() -> None:
                       f"{verdict.status.value:<10} {verdict.reward:>6g} {speed:>9}  "
                       f"{verdict.stream_check or '-'} ({time.perf_counter() - start:.0f} s)"
                       + ("" if good else "  <-- UNEXPECTED"), flush=True)
-                for line in (verdict.violations + verdict.mismatch + [verdict.error])[:2]:
-                    if line:
-                        print(f"    {line[:200]}")
+                for line in (verdict.violations + verdict.mismatch)[:2]:
+                    print(f"    {line[:300]}")
+                if verdict.error:
+                    print("    " + verdict.error[-1500:].replace("\n", "\n    "))
         finally:
             pool.close()
     print(f"\n{wrong} unexpected verdict(s)")

@@ -41,6 +41,9 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
     if verdict.stream_check:
         console.print(f"stream ordering checked by {verdict.stream_check}", highlight=False,
                       markup=False)
+    if verdict.timing_cpu is not None:
+        console.print(f"timed from CPU {verdict.timing_cpu} (the baselines and the candidate "
+                      "alike)", highlight=False)
     if verdict.threads:
         console.print(f"CPU threads: {verdict.threads} (torch.set_num_threads, the same for the "
                       "baselines and the candidate)", highlight=False)

@@ -116,15 +116,15 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         return
     started = time.perf_counter()
     verify(session, verdict, say)
-    if verdict.status is Status.OK and not verdict.violations:
-        check_streams(session, verdict, say)
     verdict.verify_s = time.perf_counter() - started
     session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
-    if verdict.status is not Status.OK or verdict.violations or not options.profile:
+    if verdict.status is not Status.OK or verdict.violations:
         return
-    started = time.perf_counter()
-    profile(session, verdict, say)
-    verdict.profile_s = time.perf_counter() - started
+    if options.profile:
+        started = time.perf_counter()
+        profile(session, verdict, say)
+        verdict.profile_s = time.perf_counter() - started
+    check_streams(session, verdict, say)  # last: it may leave the candidate unusable
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge import streams
+from cudaopt.judge import pinning, streams
 from cudaopt.judge.bench import Bench, same_layout
 from cudaopt.judge.extdir import use_content_dir
 from cudaopt.judge.guard import OpGuard
@@ -40,7 +40,8 @@ class CandidateWorker:
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "prep": self.prep, "go": self.go, "finish": self.finish,
-                "dump": self.dump, "streams": self.streams, "exit": lambda cmd: {}}
+                "dump": self.dump, "streams": self.streams, "exit": lambda cmd: {},
+                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])
@@ -96,25 +97,29 @@ class CandidateWorker:
                 "output": self.bench.last is not None}
 
     def streams(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """The stream-ordering check on the prepared inputs (see `streams`); a replay's
-        outputs, on inputs refilled from `seed`, become the call's outputs to compare."""
+        """The stream-ordering checks on the prepared inputs (see `streams`): the snapshot
+        first, while the process is known to be sound, then the graph capture (a failed one
+        can leave the candidate's streams unusable, so nothing runs in this process after
+        it). A replay's outputs, on inputs refilled from `seed`, become the call's outputs."""
         bench = self.bench
-        graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
-        fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
-        if graph is not None and not same_layout(bench.inputs, fresh):
-            graph, why = None, "the task draws inputs of other shapes each time"
-        if graph is not None:
-            bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
-            bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
-            del graph, out
-            return {"check": "graph", "violations": []}
-        if streams.UNJOINED in why.lower():
-            return {"check": "graph", "why": why, "violations": [
-                f"{streams.RULE}: capturing forward into a CUDA graph failed with {why}"]}
         raced = streams.snapshot_race(self.model, bench.inputs, bench.device)
         found = [f"{streams.RULE}: its output changed after the current stream had finished "
                  "the call"] if raced else []
-        return {"check": "snapshot", "why": why, "violations": found}
+        fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
+        if not same_layout(bench.inputs, fresh):
+            return {"check": "snapshot", "replayed": False, "violations": found,
+                    "why": "the task draws inputs of other shapes each time"}
+        graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
+        if graph is None:
+            if streams.UNJOINED in why.lower():
+                found.append(f"{streams.RULE}: capturing forward into a CUDA graph failed "
+                             f"with {why}")
+            return {"check": "graph" if streams.UNJOINED in why.lower() else "snapshot",
+                    "replayed": False, "why": why, "violations": found}
+        bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
+        bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
+        del graph, out
+        return {"check": "graph", "replayed": True, "violations": found}
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""

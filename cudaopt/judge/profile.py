@@ -65,6 +65,36 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         reference_reply(session.baseline, session.baseline_pending[0])
         session.baseline_pending.pop(0)
     say("baselines ready; timing: warm-up")
+    pins = _pin(session, verdict)
+    try:
+        _time(session, verdict, say, names)
+    finally:
+        for worker, before in pins:
+            if worker.alive:  # a candidate that crashed is reported as such, not here
+                worker.call("pin", options.timeout_s, restore=before)
+
+
+def _pin(session: Session, verdict: Verdict) -> list[tuple[Worker, list[int]]]:
+    """CUDA: the baseline's and the candidate's timing threads on one CPU (see `pinning`);
+    the workers and the CPUs to give back afterwards."""
+    if session.device != "cuda":
+        return []
+    timeout_s = session.options.timeout_s
+    base = ask_reference(session, "pin", timeout_s, session.baseline)
+    if base["cpu"] is None:
+        return []
+    cand = session.candidate.call("pin", timeout_s, cpu=base["cpu"])
+    pins = [(session.baseline, base["before"]), (session.candidate, cand["before"])]
+    if cand["cpu"] is None:
+        session.baseline.call("pin", timeout_s, restore=base["before"])
+        return []
+    verdict.timing_cpu = base["cpu"]
+    return pins
+
+
+def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
+          names: list[str]) -> None:
+    options = session.options
     warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
     if verdict.violations:
         return

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge import ipc
+from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
 from cudaopt.judge.transfer import read_outputs
@@ -30,7 +30,8 @@ class ReferenceWorker:
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
-                "trim": self.trim, "exit": lambda cmd: {}}
+                "trim": self.trim, "exit": lambda cmd: {},
+                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])

@@ -128,8 +128,10 @@ def _poison(t: torch.Tensor) -> None:
 
 
 def _settle(device: torch.device) -> None:
-    """After a capture, successful or not: all eager work done, no error left pending."""
+    """After a capture, successful or not: the eager work done. A failed capture can leave a
+    stream the candidate forked still capturing, and the synchronize then fails: the caller
+    runs nothing more in this process."""
     try:
         torch.cuda.synchronize(device)
     except RuntimeError:
-        torch.cuda.synchronize(device)
+        pass

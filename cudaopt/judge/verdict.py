@@ -80,6 +80,7 @@ class Verdict:
     remeasured: bool = False
     noisy: bool = False  # measurements unreliable even when re-measured: no speed reward
     threads: int | None = None  # CPU: torch intra-op threads of the baselines and candidate
+    timing_cpu: int | None = None  # CUDA: the one CPU both contestants were timed from
     stream_check: str = ""  # CUDA: how stream ordering was checked (graph capture, snapshot)
     reward: float = -1.0
 
@@ -89,7 +90,8 @@ class Verdict:
 
     @property
     def clean(self) -> bool:
-        return self.compiled and self.correct and not self.violations
+        return (self.status is Status.OK and self.compiled and self.correct
+                and not self.violations)
 
     @property
     def accepted(self) -> bool:
