@@ -12,7 +12,7 @@ import pytest
 import torch
 from rich.console import Console
 
-from cudaopt.judge import JudgeOptions, Status, Verdict, check
+from cudaopt.judge import JudgeOptions, Status, Verdict, check, noise
 from cudaopt.judge.verdict import milestone_reward
 from cudaopt.report import render_verdict
 
@@ -78,3 +78,18 @@ def test_a_noisy_verdict_earns_no_speed_milestone() -> None:
     assert milestone_reward(verdict, 0.05) == 3
     verdict.noisy = True
     assert milestone_reward(verdict, 0.05) == 1
+
+
+def _rounds(eager: list[float], candidate: list[float]) -> list[dict[str, list[float]]]:
+    return [{"eager": [e, e * 1.02, e * 0.98], "candidate": [c, c * 1.02, c * 0.98]}
+            for e, c in zip(eager, candidate, strict=True)]
+
+
+def test_noise_matters_only_where_it_could_change_the_reward() -> None:
+    scattered = [1.0, 1.25, 0.8, 1.1, 0.9, 1.3]
+    same = _rounds(scattered, [1.0] * 6)
+    assert noise.reasons(same, ["eager"], 0.05)  # ±15%: an identity could read 1.1x
+    far = _rounds([30 * x for x in scattered], [1.0] * 6)
+    assert noise.reasons(far, ["eager"], 0.05) == []  # 30x give or take 15% is faster
+    steady = _rounds([1.0, 1.01, 0.99, 1.0, 1.01, 0.99], [1.0] * 6)
+    assert noise.reasons(steady, ["eager"], 0.05) == []
