@@ -34,8 +34,9 @@ DEFAULT_DIRS = [ROOT / "benchmarks" / "identity_tasks", ROOT / "benchmarks" / "k
 TOLERANCE = 0.03
 
 
-def find_tasks(folders: list[Path]) -> list[Path]:
-    """KernelBench-format task files under `folders` (candidates excluded)."""
+def find_tasks(folders: list[Path]) -> list[tuple[str, Path]]:
+    """(label, file) of the KernelBench-format task files under `folders` (candidates
+    excluded); the label is the file's path from the folder given, folder name first."""
     found = []
     for folder in folders:
         files = [folder] if folder.is_file() else sorted(folder.rglob("*.py"))
@@ -43,7 +44,8 @@ def find_tasks(folders: list[Path]) -> list[Path]:
             text = path.read_text(errors="replace")
             if (re.search(r"^class Model\b", text, re.M) and "def get_inputs" in text
                     and "def get_init_inputs" in text and "class ModelNew" not in text):
-                found.append(path)
+                base = folder.parent if folder.is_dir() else folder.parent.parent
+                found.append((str(path.relative_to(base)), path))
     return found
 
 
@@ -68,13 +70,14 @@ def warm_identity_ratio(verdict: Verdict) -> float | None:
     return warm if isinstance(warm, float) else None
 
 
-def judge_all(tasks: list[Path], options: JudgeOptions) -> list[dict[str, object]]:
+def judge_all(tasks: list[tuple[str, Path]],
+              options: JudgeOptions) -> list[dict[str, object]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="identity-") as scratch:
-        for number, task in enumerate(tasks, 1):
+        for number, (label, task) in enumerate(tasks, 1):
             start = time.perf_counter()
             verdict = check(task, identity_of(task, Path(scratch)), options)
-            row = {"task": _short(task), "status": verdict.status.value,
+            row = {"task": label, "status": verdict.status.value,
                    "cold": cold_ratio(verdict), "warm": warm_identity_ratio(verdict),
                    "eager_ms": verdict.eager.median_ms if verdict.eager else None,
                    "candidate_ms": verdict.candidate.median_ms if verdict.candidate else None,
@@ -93,7 +96,7 @@ def report(rows: list[dict[str, object]]) -> int:
     print(f"\n{'task':<40} {'status':<10} {'eager ms':>9} {'cand ms':>9} {'cold':>7} "
           f"{'warm':>7}")
     for r in rows:
-        print(f"{r['task'][-40:]:<40} {r['status']:<10} {_ms(r['eager_ms'])} "
+        print(f"{_cut(r['task'], 40):<40} {r['status']:<10} {_ms(r['eager_ms'])} "
               f"{_ms(r['candidate_ms'])} {_x(r['cold'])} {_x(r['warm'])}"
               + ("  noisy" if r["noisy"] else ""))
     failures = [r for r in rows if r["status"] != Status.OK.value]
@@ -104,7 +107,7 @@ def report(rows: list[dict[str, object]]) -> int:
     for kind in ("cold", "warm"):
         ratios = sorted(r[kind] for r in rows if isinstance(r[kind], float))
         if not ratios:
-            print(f"{kind}: no figures")
+            print(f"{kind}: no figures (the verdict does not carry them)")
             continue
         outside = [r for r in rows if isinstance(r[kind], float)
                    and abs(r[kind] - 1) > TOLERANCE]
@@ -118,11 +121,8 @@ def report(rows: list[dict[str, object]]) -> int:
     return problems
 
 
-def _short(task: Path) -> str:
-    try:
-        return str(task.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(task)
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-width + 1:]
 
 
 def _x(value: object) -> str:
