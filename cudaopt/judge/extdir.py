@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import time
 from pathlib import Path
 
 # Files beside model_new.py that a load_inline call may read its sources from.
 SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".inl")
-MAX_SOURCE_BYTES = 8 << 20  # a data file that happens to match is hashed by size and time
+MAX_SOURCE_BYTES = 8 << 20
+KEEP_BUILDS = 64  # a data file that happens to match is hashed by size and time
 
 
 def content_key(candidate: Path) -> str:
@@ -42,5 +45,23 @@ def use_content_dir(candidate: Path) -> Path:
     base = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root())
     target = base / "by-content" / content_key(candidate)
     target.mkdir(parents=True, exist_ok=True)
+    os.utime(target)  # most recently used
+    _prune(target.parent)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(target)
     return target
+
+
+def _prune(folder: Path) -> None:
+    """Every edit of a candidate is new content: keep the most recently used builds, and
+    never one used in the last hour (a judgement may be loading it)."""
+    try:
+        builds = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    stale = time.time() - 3600
+    for old in builds[KEEP_BUILDS:]:
+        try:
+            if old.stat().st_mtime < stale:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
