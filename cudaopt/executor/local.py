@@ -1,0 +1,208 @@
+"""Slots on this machine: one process per GPU, pinned with CUDA_VISIBLE_DEVICES (or N CPU
+workers), fed from one queue. Kernel builds run ahead on a CPU pool while the slots time
+other jobs; a slot prefers the next job of the task it already holds warm. A slot process
+that dies or hangs fails only its job (as an infrastructure error) and is started anew."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.jobs import Job, JobResult
+
+
+@dataclass
+class _Pending:
+    job: Job
+    future: Future
+    built: Future | None = None  # the build running ahead, if the candidate has kernels
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class LocalExecutor:
+    """`device="cuda"`: one slot per GPU in `gpus` (default: every visible GPU).
+    `device="cpu"`: `workers` CPU slots (default 1: timings on a shared CPU interfere).
+    `plugins` are modules the slot processes import to register more job kinds."""
+
+    def __init__(self, device: str, gpus: list[int] | None = None, workers: int = 1,
+                 root: Path | None = None, sandbox: str = "none",
+                 plugins: tuple[str, ...] = (), build_workers: int | None = None,
+                 job_timeout_s: float = 3600.0, max_attempts: int = 2):
+        self.root = Path(root or tempfile.mkdtemp(prefix="cudaopt-exec-"))
+        self._own_root = root is None
+        self.sandbox, self.plugins = sandbox, plugins
+        self.job_timeout_s, self.max_attempts = job_timeout_s, max_attempts
+        self._slots = _slot_specs(device, gpus, workers)
+        self._queue: list[_Pending] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._builds = ThreadPoolExecutor(build_workers or max(1, (os.cpu_count() or 2) - 1))
+        self._threads = [threading.Thread(target=self._serve, args=(spec,), daemon=True,
+                                          name=f"slot-{spec.name}") for spec in self._slots]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def slots(self) -> list[SlotSpec]:
+        return list(self._slots)
+
+    def submit(self, job: Job) -> Future[JobResult]:
+        pending = _Pending(job, Future())
+        if job.kind == "judge" and job.sources.kernels:
+            pending.built = self._builds.submit(_prebuild, job, self.root)
+        with self._cond:
+            if self._closed:
+                pending.future.set_result(JobResult(job.id, infra_error="executor closed"))
+            else:
+                self._queue.append(pending)
+                self._cond.notify_all()
+        return pending.future
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            left, self._queue = self._queue, []
+            self._cond.notify_all()
+        for pending in left:
+            pending.future.set_result(JobResult(pending.job.id, infra_error="executor closed"))
+        for thread in self._threads:
+            thread.join(timeout=60)
+        self._builds.shutdown(wait=False, cancel_futures=True)
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _next(self, warm_key: str | None) -> _Pending | None:
+        """The next job whose build is done: the warm task's first, else the oldest."""
+        with self._cond:
+            while not self._closed:
+                ready = [p for p in self._queue if p.built is None or p.built.done()]
+                if ready:
+                    pick = next((p for p in ready if p.job.sources.task_key == warm_key),
+                                ready[0])
+                    self._queue.remove(pick)
+                    return pick
+                self._cond.wait(timeout=0.2)
+            return None
+
+    def _serve(self, spec: SlotSpec) -> None:
+        proc: _SlotProcess | None = None
+        warm_key = None
+        try:
+            while (pending := self._next(warm_key)) is not None:
+                if proc is None or not proc.alive:
+                    proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins)
+                pending.attempts += 1
+                result = proc.run(pending.job, self.job_timeout_s)
+                warm_key = pending.job.sources.task_key
+                if result.infra_error is not None:
+                    proc.close()
+                    proc, warm_key = None, None
+                    pending.errors.append(result.infra_error)
+                    if pending.attempts < self.max_attempts:
+                        self._requeue(pending)
+                        continue
+                result.attempts = pending.attempts
+                if pending.errors:
+                    result.extra["infra_errors"] = list(pending.errors)
+                pending.future.set_result(result)
+        finally:
+            if proc is not None:
+                proc.close()
+
+    def _requeue(self, pending: _Pending) -> None:
+        with self._cond:
+            if self._closed:
+                pending.future.set_result(JobResult(
+                    pending.job.id, infra_error=pending.errors[-1], attempts=pending.attempts))
+                return
+            self._queue.insert(0, pending)
+            self._cond.notify_all()
+
+
+class _SlotProcess:
+    """One slot's process and the pipe to it."""
+
+    def __init__(self, spec: SlotSpec, root: Path, sandbox: str, plugins: tuple[str, ...]):
+        self.spec = spec
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        if spec.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(spec.gpu)
+        argv = [sys.executable, "-m", "cudaopt.executor", str(theirs.fileno()), spec.name,
+                spec.device, "-" if spec.gpu is None else str(spec.gpu), str(root), sandbox,
+                *plugins]
+        self.proc = subprocess.Popen(argv, env=env, pass_fds=(theirs.fileno(),),
+                                     start_new_session=True, stdin=subprocess.DEVNULL)
+        theirs.close()
+        self.conn = Connection(ours.detach())
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, job: Job, timeout_s: float) -> JobResult:
+        try:
+            self.conn.send(job)
+            if not self.conn.poll(timeout_s):
+                return JobResult(job.id, infra_error=f"slot {self.spec.name} gave no answer "
+                                 f"within {timeout_s:.0f} s (killed)", slot=self.spec.name)
+            return self.conn.recv()
+        except (EOFError, OSError) as exc:
+            code = self.proc.poll()
+            return JobResult(job.id, slot=self.spec.name, infra_error=(
+                f"slot {self.spec.name} process died (exit code {code}): {exc or 'EOF'}"))
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.conn.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+
+
+def _prebuild(job: Job, root: Path) -> None:
+    """Build the candidate's kernels/ where the slot will look for them, so the slot's own
+    build finds everything up to date. A failure here is re-found (and reported) there."""
+    from cudaopt.judge.api import default_build_dir, resolve_device
+    from cudaopt.judge.build import build_kernels
+
+    _, candidate = job.sources.materialize(root)
+    if candidate is None:
+        return
+    device = job.options.device or resolve_device(None)
+    build_kernels(candidate.parent / "kernels", default_build_dir(candidate, device),
+                  job.options.build_timeout_s)
+
+
+def _slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:
+    if device == "cpu":
+        return [SlotSpec(f"cpu:{i}", "cpu") for i in range(max(1, workers))]
+    if gpus is None:
+        import torch
+
+        gpus = list(range(torch.cuda.device_count()))
+    if not gpus:
+        raise ValueError("no CUDA device is visible: pass --device cpu, or check nvidia-smi")
+    return [SlotSpec(f"cuda:{gpu}", "cuda", gpu) for gpu in gpus]

@@ -1,0 +1,126 @@
+"""A slot: one GPU (or one CPU worker) judging one job at a time, its judge workers kept
+warm while consecutive jobs share a task. The same `SlotRunner` runs in a local slot process
+(`python -m cudaopt.executor`, see `local`) or inside a cluster actor."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.jobs import Job, JobResult
+from cudaopt.judge import JudgePool, check
+from cudaopt.judge.session import worker_env
+
+Handler = Callable[["SlotRunner", Job], JobResult]
+#: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
+HANDLERS: dict[str, Handler] = {}
+
+
+def register(kind: str, handler: Handler) -> None:
+    HANDLERS[kind] = handler
+
+
+class SlotRunner:
+    """Judges jobs in this process. `sandbox` is a `--sandbox` mode: with "auto"/"bwrap" the
+    candidate worker runs in the same bubblewrap sandbox as inside `cudaopt optimize`."""
+
+    def __init__(self, spec: SlotSpec, root: Path | None = None, sandbox: str = "none"):
+        self.spec = spec
+        self.root = Path(root or tempfile.mkdtemp(prefix="cudaopt-slot-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.sandbox = sandbox
+        self._pool: JudgePool | None = None
+        self._pool_key: tuple | None = None
+
+    def pool(self, job: Job) -> JudgePool:
+        """The warm pool for this job's judge settings (one per slot, rebuilt when they
+        change); the pool itself re-keys its reference workers when the task changes."""
+        key = (job.options.cache_dir, job.options.device)
+        if self._pool is None or key != self._pool_key:
+            if self._pool is not None:
+                self._pool.close()
+            self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper())
+            self._pool_key = key
+        return self._pool
+
+    def _wrapper(self):  # noqa: ANN202 - a JudgePool wrapper or None
+        if self.sandbox == "none":
+            return None
+        from cudaopt.sandbox import resolve_sandbox
+
+        box = resolve_sandbox(self.sandbox)
+        workspace = self.root
+
+        def wrap(argv: list[str], env: dict[str, str],
+                 writable: list[Path]) -> tuple[list[str], dict[str, str]]:
+            return box.wrap_process(argv, env, workspace, writable)
+
+        return wrap
+
+    def run(self, job: Job) -> JobResult:
+        """Never raises: a handler's exception is the machine's failure, not the candidate's."""
+        started = time.perf_counter()
+        try:
+            handler = HANDLERS.get(job.kind) or _unknown
+            result = handler(self, job)
+        except Exception as exc:  # noqa: BLE001 - reported as an infrastructure error
+            result = JobResult(job.id, infra_error=f"{type(exc).__name__}: {exc}\n"
+                               + traceback.format_exc(limit=4))
+        result.slot = result.slot or self.spec.name
+        result.wall_s = time.perf_counter() - started
+        return result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+def judge_job(runner: SlotRunner, job: Job) -> JobResult:
+    """Judge the job's candidate against its task, exactly as `cudaopt check` would."""
+    from dataclasses import replace
+
+    task, candidate = job.sources.materialize(runner.root)
+    if candidate is None:
+        raise ValueError("a judge job needs a candidate (model_new)")
+    options = replace(job.options, device=job.options.device or runner.spec.device)
+    verdict = check(task, candidate, options, pool=runner.pool(job))
+    return JobResult(job.id, verdict=verdict.to_json(), device_name=verdict.device_name,
+                     torch_version=verdict.torch_version)
+
+
+def _unknown(runner: SlotRunner, job: Job) -> JobResult:
+    raise ValueError(f"no handler for job kind {job.kind!r} (known: {', '.join(HANDLERS)})")
+
+
+register("judge", judge_job)
+
+
+def serve(conn: Connection, runner: SlotRunner) -> None:
+    """The slot process's loop: a job in, a result out, until the parent closes the pipe."""
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        conn.send(runner.run(job))
+
+
+def main(argv: list[str]) -> None:
+    fd, name, device, gpu, root, sandbox, *plugins = argv
+    for module in plugins:  # packages that register job kinds (e.g. agent runs)
+        __import__(module)
+    spec = SlotSpec(name, device, None if gpu == "-" else int(gpu))
+    runner = SlotRunner(spec, Path(root), sandbox)
+    try:
+        serve(Connection(int(fd)), runner)
+    finally:
+        runner.close()
+
