@@ -37,7 +37,7 @@ def cpu_threads(options: JudgeOptions) -> int:
     candidate must share it, or oversubscription favours whichever uses fewer."""
     import torch
 
-    return options.threads or torch.get_num_threads()
+    return options.threads or min(torch.get_num_threads(), len(os.sched_getaffinity(0)))
 
 
 class Session:
