@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one script: the CUDA-marked tests, `cudaopt check` on
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
-# replay); GPU_STEPS picks a subset ("tests kernelbench inner replay"). All four take about
-# 11 minutes on an H200; where one call is limited to 10, split them. Logs go to $OUT
+# replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
+# kernelbench inner replay streams identity"). The first four take about 11 minutes on an
+# H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
 set -uo pipefail
@@ -20,7 +21,7 @@ chmod +x benchmarks/bin/cudaopt
 { nvidia-smi --query-gpu=name,driver_version --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; } \
   | tee "$out/gpu.txt"
-steps=${GPU_STEPS:-tests kernelbench inner replay}
+steps=${GPU_STEPS:-tests kernelbench inner replay streams identity}
 xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
 for step in $steps; do case $step in
 tests)
@@ -31,6 +32,10 @@ kernelbench)
 inner)
   timeout 150 python3 benchmarks/inner_loop.py --device cuda --edits 2 2>&1 \
     | tee "$out/bench.log" ;;
+streams)
+  timeout 240 python3 benchmarks/streams_check.py --profile 2>&1 | tee "$out/streams.log" ;;
+identity)
+  timeout 600 python3 benchmarks/identity.py 2>&1 | tee "$out/identity.log" ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \

@@ -32,12 +32,22 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
     device = verdict.device_name or verdict.device  # none when the device was the problem
     console.print(f"[bold {style}]{_HEADLINES[verdict.status]}[/]  reward {verdict.reward:g}"
                   + (f"  device {device}" if device else "")
-                  + (f"  torch {verdict.torch_version}" if verdict.torch_version else ""))
+                  + (f"  torch {verdict.torch_version}" if verdict.torch_version else "")
+                  + ("  [bold yellow]noisy[/]" if verdict.noisy else ""))
     if verdict.build_s is not None:
         console.print(f"build {verdict.build_s:.1f} s", highlight=False)
     if verdict.trials:
         console.print(f"verified on {verdict.trials} trial(s) with fresh inputs"
                       + (f" in {verdict.verify_s:.1f} s" if verdict.verify_s else ""))
+    if verdict.stream_check:
+        console.print(f"stream ordering checked by {verdict.stream_check}", highlight=False,
+                      markup=False)
+    if verdict.timing_cpu is not None:
+        console.print(f"timed from CPU {verdict.timing_cpu} (the baselines and the candidate "
+                      "alike)", highlight=False)
+    if verdict.threads:
+        console.print(f"CPU threads: {verdict.threads} (torch.set_num_threads, the same for the "
+                      "baselines and the candidate)", highlight=False)
     if verdict.candidate is not None:
         table = Table(show_header=True, header_style="bold")
         for col in ("", "median (± half IQR)", "min", "speedup"):

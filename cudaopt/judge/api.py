@@ -108,7 +108,7 @@ def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
 def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
          verdict: Verdict, say: Progress) -> None:
     from cudaopt.judge.profile import profile
-    from cudaopt.judge.verify import ask_reference, load, verify
+    from cudaopt.judge.verify import ask_reference, check_streams, load, verify
 
     options = session.options
     load(session, task, candidate, build_dir, verdict, say)
@@ -118,11 +118,13 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     verify(session, verdict, say)
     verdict.verify_s = time.perf_counter() - started
     session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
-    if verdict.status is not Status.OK or verdict.violations or not options.profile:
+    if verdict.status is not Status.OK or verdict.violations:
         return
-    started = time.perf_counter()
-    profile(session, verdict, say)
-    verdict.profile_s = time.perf_counter() - started
+    if options.profile:
+        started = time.perf_counter()
+        profile(session, verdict, say)
+        verdict.profile_s = time.perf_counter() - started
+    check_streams(session, verdict, say)  # last: it may leave the candidate unusable
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

@@ -42,7 +42,7 @@ class Bench:
     def prep(self, seed: int, refill: bool, keep: str | None) -> list[str]:
         found = self.settle(keep)
         fresh = draw_inputs(self.task, seed, self.device)
-        if refill and _same_layout(self.inputs, fresh):
+        if refill and same_layout(self.inputs, fresh):
             for old, new in zip(self.inputs, fresh, strict=True):
                 if isinstance(old, torch.Tensor):
                     _copy(old, new)
@@ -86,7 +86,7 @@ class Bench:
         return dev_ms, host_ms, []
 
 
-def _same_layout(old: list[Any], new: list[Any]) -> bool:
+def same_layout(old: list[Any], new: list[Any]) -> bool:
     """Refilling needs tensors of the same shape, dtype and device in the same places."""
     if len(old) != len(new):
         return False

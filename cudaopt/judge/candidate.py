@@ -16,14 +16,17 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge.bench import Bench
+from cudaopt.judge import pinning, streams
+from cudaopt.judge.bench import Bench, same_layout
+from cudaopt.judge.extdir import use_content_dir
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
-from cudaopt.judge.tensors import Snapshot, dtype_named
+from cudaopt.judge.tensors import Snapshot, draw_inputs, dtype_named, fingerprint
 from cudaopt.judge.transfer import write_outputs
-from cudaopt.judge.worker import build_model, load_module
+from cudaopt.judge.worker import build_model, load_module, use_threads
 
 _perf = time.perf_counter
+_threads = torch.get_num_threads
 
 
 class CandidateWorker:
@@ -33,20 +36,25 @@ class CandidateWorker:
         self.bench: Bench | None = None
         self.integrity: Integrity | None = None
         self.published: dict[str, Snapshot] = {}
+        self.threads: int | None = None
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "prep": self.prep, "go": self.go, "finish": self.finish,
-                "dump": self.dump, "exit": lambda cmd: {}}
+                "dump": self.dump, "streams": self.streams, "exit": lambda cmd: {},
+                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])
         self.allow = tuple(cmd["allow"])
+        self.threads = cmd.get("threads")
+        use_threads(self.threads)
         task = load_module(Path(cmd["task"]), "cudaopt_task")
         init_inputs = list(task.get_init_inputs())
         self.bench = Bench(task, device)
         self._snapshot()
         if cmd.get("build_dir"):
             sys.path.insert(0, cmd["build_dir"])
+        use_content_dir(Path(cmd["candidate"]))
         start = _perf()
         try:
             module = load_module(Path(cmd["candidate"]), "model_new")
@@ -69,7 +77,7 @@ class CandidateWorker:
         """What must not change once the candidate is imported (see `integrity`)."""
         judge = [m for name, m in sys.modules.items() if name.startswith("cudaopt.judge")]
         self.integrity = Integrity(judge)
-        self.integrity.watch("worker", self, ("bench", "integrity", "allow"))
+        self.integrity.watch("worker", self, ("bench", "integrity", "allow", "threads"))
         self.integrity.watch("bench", self.bench, ("timer", "task", "device", "kept"))
         self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
 
@@ -88,9 +96,37 @@ class CandidateWorker:
         return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
                 "output": self.bench.last is not None}
 
+    def streams(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The stream-ordering checks on the prepared inputs (see `streams`): the snapshot
+        first, while the process is known to be sound, then the graph capture (a failed one
+        can leave the candidate's streams unusable, so nothing runs in this process after
+        it). A replay's outputs, on inputs refilled from `seed`, become the call's outputs."""
+        bench = self.bench
+        raced = streams.snapshot_race(self.model, bench.inputs, bench.device)
+        found = [f"{streams.RULE}: its output changed after the current stream had finished "
+                 "the call"] if raced else []
+        fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
+        if not same_layout(bench.inputs, fresh):
+            return {"check": "snapshot", "replayed": False, "violations": found,
+                    "why": "the task draws inputs of other shapes each time"}
+        graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
+        if graph is None:
+            if streams.UNJOINED in why.lower():
+                found.append(f"{streams.RULE}: capturing forward into a CUDA graph failed "
+                             f"with {why}")
+            return {"check": "graph" if streams.UNJOINED in why.lower() else "snapshot",
+                    "replayed": False, "why": why, "violations": found}
+        bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
+        bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
+        del graph, out
+        return {"check": "graph", "replayed": True, "violations": found}
+
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""
         found = self.bench.settle(cmd.get("keep")) + self.integrity.violations()
+        if self.threads and _threads() != self.threads:
+            found.append(f"the candidate changed torch's thread count from {self.threads} to "
+                         f"{_threads()} (the baselines run with {self.threads})")
         return {"violations": found, "memory_gib": self.bench.memory_gib()}
 
     def dump(self, cmd: dict[str, Any]) -> dict[str, Any]:

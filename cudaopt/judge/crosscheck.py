@@ -55,3 +55,38 @@ def cross_check(cand: Timing, wall_ms: list[float], overhead_ms: list[float],
             f"{implied:.3f} ms, the candidate process reported {cand.median_ms:.3f} ms per call "
             "(work done outside its timed region, or a tampered clock)")
     return found
+
+
+def credited_clock(rounds: list[dict[str, list[float]]], margin: float) -> tuple[str, str] | None:
+    """Which clock the candidate's time must come from, when events undercount it.
+
+    Events on the current stream see only what is ordered with it. The host clock around
+    the call and a device-wide synchronize (less what launching and synchronizing cost the
+    baselines), or the parent's clock (less the protocol's overhead on the baselines), also
+    see work left behind. When either says the call is slower than the events do, by more
+    than the margin plus the spread of what it subtracts, the slower clock is credited:
+    ("candidate_host" | "candidate_wall", why). None when the events stand."""
+    events = statistics.median(x for r in rounds for x in r["candidate"])
+    worst: tuple[float, str, str] | None = None
+    for clock, less, label in (("candidate_host", "gap", "the host clock with a device-wide "
+                                "synchronize"),
+                               ("candidate_wall", "overhead", "the judge's own clock")):
+        subtract = sorted(x for r in rounds for x in r[less])
+        if len(subtract) < 2:
+            continue
+        q1, mid, q3 = statistics.quantiles(subtract, n=4)
+        implied = statistics.median(x for r in rounds for x in r[clock]) - mid
+        if implied > events * (1 + margin) + (q3 - q1) and (worst is None or implied > worst[0]):
+            worst = (implied, clock, f"{label} says {implied:.4f} ms per call, events on the "
+                     f"current stream {events:.4f} ms")
+    return None if worst is None else (worst[1], worst[2])
+
+
+def credit(rounds: list[dict[str, list[float]]], clock: str) -> None:
+    """Replace each round's candidate times by `clock`'s, less the baselines' median cost
+    of what that clock adds around a call."""
+    less = "gap" if clock == "candidate_host" else "overhead"
+    cost = statistics.median(x for r in rounds for x in r[less])
+    for r in rounds:
+        r["candidate"] = [max(t - cost, e) for t, e in zip(r[clock], r["candidate"],
+                                                            strict=True)]

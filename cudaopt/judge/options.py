@@ -33,4 +33,5 @@ class JudgeOptions:
     compile_baseline: bool = True
     seed: int | None = None
     build_dir: Path | None = None
+    threads: int | None = None  # CPU: torch threads for baselines and candidate alike
     cache_dir: Path | None = None  # torch.compile / load_inline caches; default user cache

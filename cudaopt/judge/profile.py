@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cudaopt.judge.crosscheck import cross_check
+from cudaopt.judge import noise
+from cudaopt.judge.crosscheck import credit, credited_clock, cross_check
 from cudaopt.judge.runner import Worker
 from cudaopt.judge.session import Session
 from cudaopt.judge.timing import calls_per_round, summarize
@@ -64,25 +65,75 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         reference_reply(session.baseline, session.baseline_pending[0])
         session.baseline_pending.pop(0)
     say("baselines ready; timing: warm-up")
+    pins = _pin(session, verdict)
+    try:
+        _time(session, verdict, say, names)
+    finally:
+        for worker, before in pins:
+            if worker.alive:  # a candidate that crashed is reported as such, not here
+                worker.call("pin", options.timeout_s, restore=before)
+
+
+def _pin(session: Session, verdict: Verdict) -> list[tuple[Worker, list[int]]]:
+    """CUDA: the baseline's and the candidate's timing threads on one CPU (see `pinning`);
+    the workers and the CPUs to give back afterwards."""
+    if session.device != "cuda":
+        return []
+    timeout_s = session.options.timeout_s
+    base = ask_reference(session, "pin", timeout_s, session.baseline)
+    if base["cpu"] is None:
+        return []
+    cand = session.candidate.call("pin", timeout_s, cpu=base["cpu"])
+    pins = [(session.baseline, base["before"]), (session.candidate, cand["before"])]
+    if cand["cpu"] is None:
+        session.baseline.call("pin", timeout_s, restore=base["before"])
+        return []
+    verdict.timing_cpu = base["cpu"]
+    return pins
+
+
+def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
+          names: list[str]) -> None:
+    options = session.options
     warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
     if verdict.violations:
         return
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     calls = calls_per_round(slowest_ms)
-    rounds = _measure(session, names, calls, verdict, say, _checks(session, CHECKS, 1),
-                      GUARD_SHARE)
-    _summarize(verdict, names, rounds)
+    rounds = _reliably(session, names, calls, verdict, say, _checks(session, CHECKS, 1),
+                       GUARD_SHARE)
+    _summarize(verdict, names, rounds, options.margin)
     top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
     if top > options.ceiling and not verdict.violations:
         say(f"speedup {top:.1f}x is above the {options.ceiling:g}x ceiling: re-measuring")
         verdict.remeasured = True
-        rounds = _measure(session, names, calls, verdict, say,
-                          _checks(session, STRICT_CHECKS, 2), 3 * GUARD_SHARE)
-        _summarize(verdict, names, rounds)
+        rounds = _reliably(session, names, calls, verdict, say,
+                           _checks(session, STRICT_CHECKS, 2), 3 * GUARD_SHARE)
+        _summarize(verdict, names, rounds, options.margin)
         verdict.warnings.append(
             f"implausible speedup {top:.1f}x (ceiling {options.ceiling:g}x): re-measured with "
             f"more timed outputs checked and more calls guarded; now "
             f"{verdict.speedup_vs_eager:.2f}x vs eager")
+
+
+def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
+              say: Callable[[str], None], checks: int, guard_share: float) -> list[Samples]:
+    """Measure; when the measurements are unreliable (see `noise`), measure once more and
+    keep the steadier of the two. Noise in both marks the verdict `noisy`."""
+    margin = session.options.margin
+    rounds = _measure(session, names, calls, verdict, say, checks, guard_share)
+    found = noise.reasons(rounds, names, margin)
+    if found and not verdict.violations:
+        say(f"unreliable measurements ({found[0]}): re-measuring")
+        again = _measure(session, names, calls, verdict, say, checks, guard_share)
+        found_again = noise.reasons(again, names, margin)
+        if not found_again or noise.score(again, names) < noise.score(rounds, names):
+            rounds, found = again, found_again
+    verdict.noisy = bool(found)
+    if found:
+        verdict.warnings.append(f"noisy measurements, even when re-measured: {'; '.join(found)} "
+                                "(no speed reward above 1; judge on a quieter machine)")
+    return rounds
 
 
 def _checks(session: Session, most: int, budgets: int) -> int:
@@ -199,7 +250,16 @@ def _ratio_spread(rounds: list[Samples], names: list[str]) -> float:
     return worst
 
 
-def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples]) -> None:
+def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
+               margin: float) -> None:
+    events = [x for r in rounds for x in r["candidate"]]
+    rounds = [dict(r) for r in rounds]
+    slower = credited_clock(rounds, margin)
+    if slower:
+        credit(rounds, slower[0])
+        note = (f"the call's work is not all seen by events on the current stream: {slower[1]};"
+                " the slower clock is credited (a time never excludes work the call caused)")
+        verdict.warnings = [w for w in verdict.warnings if not w.startswith(note[:40])] + [note]
     pooled = {n: [x for r in rounds for x in r[n]]
               for n in [*names, "candidate", "candidate_host", "candidate_wall", "overhead",
                         "gap"]}
@@ -212,6 +272,6 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples]) -> Non
         low = statistics.quantiles(ratios, n=4)[0] if len(ratios) > 1 else ratios[0]
         setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
         setattr(verdict, f"speedup_vs_{name}_low", low)
-    found = cross_check(verdict.candidate, pooled["candidate_wall"], pooled["overhead"],
-                        pooled["gap"])
+    found = cross_check(Timing(**summarize(events, pooled["candidate_host"])),
+                        pooled["candidate_wall"], pooled["overhead"], pooled["gap"])
     verdict.violations.extend(v for v in found if v not in verdict.violations)

@@ -14,11 +14,11 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge import ipc
+from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
 from cudaopt.judge.transfer import read_outputs
-from cudaopt.judge.worker import build_model, load_module
+from cudaopt.judge.worker import build_model, load_module, use_threads
 
 
 class ReferenceWorker:
@@ -30,10 +30,12 @@ class ReferenceWorker:
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
-                "trim": self.trim, "exit": lambda cmd: {}}
+                "trim": self.trim, "exit": lambda cmd: {},
+                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])
+        use_threads(cmd.get("threads"))
         task = load_module(Path(cmd["task"]), "cudaopt_task")
         init_inputs = list(task.get_init_inputs())
         self.model = build_model(task.Model, init_inputs, cmd["init_seed"], device)

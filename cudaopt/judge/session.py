@@ -32,6 +32,14 @@ def worker_env(options: JudgeOptions) -> dict[str, str]:
     return {k: os.environ.get(k, v) for k, v in env.items()}
 
 
+def cpu_threads(options: JudgeOptions) -> int:
+    """The intra-op thread count every worker runs with on CPU: the baselines and the
+    candidate must share it, or oversubscription favours whichever uses fewer."""
+    import torch
+
+    return options.threads or min(torch.get_num_threads(), len(os.sched_getaffinity(0)))
+
+
 class Session:
     """The reference, baseline and candidate workers of one judgement, plus a scratch folder.
 
@@ -61,6 +69,7 @@ class Session:
         self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
         self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
         self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
+        self.threads = cpu_threads(options) if device == "cpu" else None
 
     def start_baseline(self, task: Path) -> None:
         """The process that times eager and torch.compile, started (or found warm) first so
@@ -70,7 +79,7 @@ class Session:
             self.baseline = self.pool.new_reference("baseline")
             self._baseline = Loaded(self.baseline, {})
             self.baseline.send("load", task=str(task.resolve()), device=self.device,
-                               init_seed=self.init_seed,
+                               init_seed=self.init_seed, threads=self.threads,
                                state_path=str(self.pool.scratch / "baseline_state.pt"))
             self.baseline_pending.append(options.timeout_s)
         if options.compile_baseline and self._baseline.compiled != options.compile_mode:

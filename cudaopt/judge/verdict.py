@@ -78,6 +78,10 @@ class Verdict:
     speedup_vs_eager_low: float | None = None
     speedup_vs_compile_low: float | None = None
     remeasured: bool = False
+    noisy: bool = False  # measurements unreliable even when re-measured: no speed reward
+    threads: int | None = None  # CPU: torch intra-op threads of the baselines and candidate
+    timing_cpu: int | None = None  # CUDA: the one CPU both contestants were timed from
+    stream_check: str = ""  # CUDA: how stream ordering was checked (graph capture, snapshot)
     reward: float = -1.0
 
     @property
@@ -86,7 +90,8 @@ class Verdict:
 
     @property
     def clean(self) -> bool:
-        return self.compiled and self.correct and not self.violations
+        return (self.status is Status.OK and self.compiled and self.correct
+                and not self.violations)
 
     @property
     def accepted(self) -> bool:
@@ -134,13 +139,16 @@ class Verdict:
 def milestone_reward(verdict: Verdict, margin: float) -> float:
     """CUDA Agent's milestone reward: -1 broken, 1 correct, 2 beats eager, 3 beats both.
 
-    Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing.
+    Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing,
+    and a `noisy` verdict earns no speed milestone at all.
     """
     if not verdict.clean:
         return -1.0
     floor = 1.0 + margin
     beats_eager = (verdict.speedup_vs_eager_low or 0.0) > floor
     beats_compile = (verdict.speedup_vs_compile_low or 0.0) > floor
+    if verdict.noisy:
+        return 1.0  # a speed milestone needs measurements that hold still
     if beats_eager and beats_compile:
         return 3.0
     return 2.0 if beats_eager else 1.0

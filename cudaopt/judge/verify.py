@@ -8,6 +8,7 @@ from typing import Any
 
 from cudaopt.judge.runner import Worker, WorkerFailure
 from cudaopt.judge.session import Session
+from cudaopt.judge.streams import RULE
 from cudaopt.judge.verdict import Status, Verdict
 
 
@@ -34,15 +35,17 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     if session.reference_info is None:
         session.reference_info = ask_reference(
             session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
-            init_seed=init_seed, state_path=str(state_path))
+            init_seed=init_seed, state_path=str(state_path), threads=session.threads)
         say("task loaded (reference worker)")
     info = session.reference_info
     verdict.device_name, verdict.torch_version = info["device_name"], info["torch_version"]
+    verdict.threads = session.threads
     session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
     try:
         reply = session.candidate.call(
             "load", options.build_timeout_s, task=str(session.pool.task_copy(task)),
             candidate=str(candidate.resolve()), device=session.device, init_seed=init_seed,
+            threads=session.threads,
             state_path=str(state_path), allow=options.allow,
             build_dir=str(build_dir) if build_dir else None)
     except WorkerFailure as exc:
@@ -157,3 +160,34 @@ def _trial_label(trial: int, refill: bool) -> str:
 
 def _add(into: list[str], new: list[str]) -> None:
     into.extend(v for v in new if v not in into)
+
+
+def check_streams(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """CUDA: is all the work of a call ordered with the current stream when it returns?
+    (see `streams`). The last step in the candidate's process: a failed graph capture may
+    leave it unusable. A replay's outputs, on inputs the reference also gets, are compared
+    like any trial's; the verdict says which check ran."""
+    if session.device != "cuda":
+        return
+    say("checking that forward leaves no work behind on other streams")
+    timeout_s, seed = session.options.timeout_s, session.seed()
+    cand = session.candidate
+    found = cand.call("prep", timeout_s, seed=session.seed(), poison=session.output_leaves)
+    reply = cand.call("streams", timeout_s, seed=seed)
+    found = found["violations"] + reply["violations"]
+    if reply["replayed"]:
+        found += cand.call("finish", timeout_s, keep="g")["violations"]
+        for op, args in (("prep", {"seed": seed}), ("go", {"which": "eager"}),
+                         ("finish", {"keep": "g"})):
+            ask_reference(session, op, timeout_s, **args)
+        mismatch = compare_kept(session, session.reference, ["g"],
+                                session.outputs_dir("streams"))["g"]
+        if mismatch:
+            found.append(f"{RULE}: a CUDA graph replay of forward did not produce its output, "
+                         f"so part of the work ran outside the capturing stream ({mismatch[0]})")
+    if reply["check"] == "graph":
+        verdict.stream_check = "CUDA graph capture and replay, and the current-stream snapshot"
+    else:
+        verdict.stream_check = ("current-stream snapshot (CUDA graph capture was not possible: "
+                                f"{reply['why']})")
+    _add(verdict.violations, allowed(session, found))

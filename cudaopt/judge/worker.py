@@ -40,6 +40,12 @@ def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.devi
     return model.to(device)
 
 
+def use_threads(threads: int | None) -> None:
+    """The thread count the judge chose for every worker (CPU), before anything runs."""
+    if threads:
+        torch.set_num_threads(threads)
+
+
 def serve(handlers: dict[str, Any]) -> None:
     reply = os.fdopen(int(os.environ["CUDAOPT_REPLY_FD"]), "w", buffering=1)
     for line in sys.stdin:

@@ -14,15 +14,45 @@ pytestmark = pytest.mark.gpu
 CUDA = dict(folder=GPU, device="cuda")
 
 
-def test_side_stream_work_is_seen_by_the_host_clock_and_the_parents_clock() -> None:
+RULE = "work left unordered with the current stream"
+
+
+def test_side_stream_work_is_refused_by_the_stream_check() -> None:
     """Beats a harness that times with CUDA events on the current stream."""
     assert fools_naive("side_stream", **CUDA)
     verdict = judge("side_stream", profile=True, **CUDA)
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
-    assert any(v.startswith("work escaped the timed region") for v in verdict.violations), (
-        verdict.violations)
-    assert any(v.startswith("timing cross-check failed") for v in verdict.violations), (
-        verdict.violations)
+    assert any(v.startswith(RULE) for v in verdict.violations), verdict.violations
+
+
+@pytest.mark.parametrize(("name", "task", "how"), [
+    ("diag_forked_stream", "diag_task.py", "unjoined"),
+    ("diag_private_stream", "diag_task.py", "CUDA graph"),
+    ("forked_stream", "task.py", "unjoined"),
+    ("forked_stream_sync", "task.py", "after the current stream had finished"),
+])
+def test_work_left_on_other_streams_is_a_named_violation(name: str, task: str, how: str) -> None:
+    """Light and heavy, forked from the current stream or not: each is refused by a
+    deterministic check, and the verdict names the rule and which check ran."""
+    verdict = judge(name, task=task, profile=True, **CUDA)
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1, verdict.error
+    assert any(v.startswith(RULE) and how in v for v in verdict.violations), verdict.violations
+    assert "CUDA graph capture" in verdict.stream_check or "snapshot" in verdict.stream_check
+
+
+@pytest.mark.parametrize(("name", "task", "check"), [
+    ("diag_honest", "diag_task.py", "CUDA graph"),
+    ("diag_joined_streams", "diag_task.py", "CUDA graph"),
+    ("diag_legacy_stream", "diag_task.py", "current-stream snapshot"),
+    ("honest_streams", "task.py", "CUDA graph"),
+])
+def test_honest_stream_use_passes_and_says_which_check_ran(name: str, task: str,
+                                                           check: str) -> None:
+    verdict = judge(name, task=task, profile=True, **CUDA)
+    assert verdict.status is Status.OK, verdict.violations or verdict.mismatch or verdict.error
+    assert verdict.stream_check.startswith(check), verdict.stream_check
+    assert verdict.reward >= 1 and not any("not all seen by events" in w
+                                           for w in verdict.warnings), verdict.warnings
 
 
 def test_unwritten_output_fools_the_naive_harness_but_not_the_judge() -> None:

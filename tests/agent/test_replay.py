@@ -111,4 +111,12 @@ def test_scripted_cuda_session_through_litellm(tmp_path: Path) -> None:
             judge=JudgeOptions(device="cuda"),
         )
         result = start_run(task, config, Events())
-    assert result.accepted and result.reason == "done", result.final
+    assert result.accepted, result.final
+    if result.reason != "done":
+        # The loop ends "done" only when its own verdict met the 5% target when the model
+        # stopped; one that missed it (a kernel near the margin, a noisy in-loop measurement)
+        # pushes the model on, and this script has nothing more to say, so the run ends on
+        # max_steps. The fresh final verdict alone decides acceptance.
+        notes = [json.loads(line).get("note")
+                 for line in (result.run_dir / "trajectory.jsonl").read_text().splitlines()]
+        assert result.reason == "max_steps" and "nudge_target" in notes, (result.reason, notes)

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from cudaopt.judge import JudgeOptions, Status, check
+import pytest
+import torch
+from rich.console import Console
+
+from cudaopt.judge import JudgeOptions, Status, Verdict, check, noise
+from cudaopt.judge.verdict import milestone_reward
+from cudaopt.report import render_verdict
 
 ZOO = Path(__file__).parent / "zoo"
 
@@ -17,3 +27,70 @@ def test_candidate_identical_to_reference_is_never_called_faster(tmp_path: Path)
                                  compile_baseline=False))
     assert verdict.status is Status.OK, verdict.error or verdict.violations
     assert verdict.reward < 2, (verdict.speedup_vs_eager, verdict.speedup_vs_eager_low)
+
+
+BURSTS = """
+import os, random, sys, time
+os.sched_setaffinity(0, {cores})
+while True:
+    end = time.perf_counter() + random.uniform(0.002, 0.03)
+    while time.perf_counter() < end:
+        pass
+    time.sleep(random.uniform(0.002, 0.03))
+"""
+
+
+@pytest.fixture
+def bursty_load() -> Iterator[None]:
+    """Processes that burst on the judge's own cores for a few to tens of milliseconds at a
+    time: load that hits the baselines and the candidate unequally, call by call."""
+    cores = sorted(os.sched_getaffinity(0))
+    code = BURSTS.format(cores=set(cores))
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2 * len(cores))]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_noise_that_persists_marks_the_verdict_noisy_and_caps_the_reward(
+        tmp_path: Path, bursty_load: None) -> None:
+    source = (ZOO / "threaded_task.py").read_text().replace("class Model(", "class ModelNew(")
+    (tmp_path / "model_new.py").write_text(source)
+    verdict = check(ZOO / "threaded_task.py", tmp_path / "model_new.py",
+                    JudgeOptions(device="cpu", allow=["*"], time_budget_s=2.0, min_rounds=4,
+                                 max_rounds=8, compile_baseline=False))
+    assert verdict.status is Status.OK, verdict.error or verdict.violations
+    assert verdict.noisy and verdict.reward <= 1, verdict.warnings
+    assert any(w.startswith("noisy measurements") for w in verdict.warnings)
+    assert verdict.threads == min(torch.get_num_threads(), len(os.sched_getaffinity(0)))
+    assert verdict.to_json()["noisy"] is True
+    console = Console(record=True, width=100)
+    render_verdict(verdict, console)
+    text = console.export_text()
+    assert "noisy" in text.splitlines()[0] and f"CPU threads: {verdict.threads}" in text
+
+
+def test_a_noisy_verdict_earns_no_speed_milestone() -> None:
+    verdict = Verdict(compiled=True, correct=True, speedup_vs_eager_low=3.0,
+                      speedup_vs_compile_low=3.0)
+    assert milestone_reward(verdict, 0.05) == 3
+    verdict.noisy = True
+    assert milestone_reward(verdict, 0.05) == 1
+
+
+def _rounds(eager: list[float], candidate: list[float]) -> list[dict[str, list[float]]]:
+    return [{"eager": [e, e * 1.02, e * 0.98], "candidate": [c, c * 1.02, c * 0.98]}
+            for e, c in zip(eager, candidate, strict=True)]
+
+
+def test_noise_matters_only_where_it_could_change_the_reward() -> None:
+    scattered = [1.0, 1.25, 0.8, 1.1, 0.9, 1.3]
+    same = _rounds(scattered, [1.0] * 6)
+    assert noise.reasons(same, ["eager"], 0.05)  # ±15%: an identity could read 1.1x
+    far = _rounds([30 * x for x in scattered], [1.0] * 6)
+    assert noise.reasons(far, ["eager"], 0.05) == []  # 30x give or take 15% is faster
+    steady = _rounds([1.0, 1.01, 0.99, 1.0, 1.01, 0.99], [1.0] * 6)
+    assert noise.reasons(steady, ["eager"], 0.05) == []

@@ -1,0 +1,67 @@
+"""Where a candidate's `load_inline` builds go: one folder per content, never per name.
+
+torch keys a JIT extension's build folder by the name the candidate picks, and decides
+whether to rebuild from file times inside it: two candidates that both call their extension
+`fused_kernel`, judged at once, overwrite each other's sources and one imports the other's
+binary. Keying the folder by the candidate's sources makes concurrent judgements of
+different code disjoint, while the same code (a candidate judged again, a warm pool's next
+check of an unchanged file) still finds its earlier build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+# Files beside model_new.py that a load_inline call may read its sources from.
+SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".inl")
+MAX_SOURCE_BYTES = 8 << 20
+KEEP_BUILDS = 64  # a data file that happens to match is hashed by size and time
+
+
+def content_key(candidate: Path) -> str:
+    """A digest of the candidate and the source files beside it and in its `kernels/`."""
+    folder = candidate.resolve().parent
+    digest = hashlib.sha256(candidate.read_bytes())
+    files = [p for d in (folder, folder / "kernels") if d.is_dir() for p in sorted(d.iterdir())
+             if p.is_file() and p.suffix in SOURCE_SUFFIXES and p != candidate.resolve()]
+    for path in files:
+        digest.update(f"\0{path.relative_to(folder)}\0".encode())
+        stat = path.stat()
+        if stat.st_size > MAX_SOURCE_BYTES:
+            digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+        else:
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def use_content_dir(candidate: Path) -> Path:
+    """Point this process's `load_inline` builds at the folder for the candidate's content."""
+    from torch.utils.cpp_extension import get_default_build_root
+
+    base = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root())
+    target = base / "by-content" / content_key(candidate)
+    target.mkdir(parents=True, exist_ok=True)
+    os.utime(target)  # most recently used
+    _prune(target.parent)
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(target)
+    return target
+
+
+def _prune(folder: Path) -> None:
+    """Every edit of a candidate is new content: keep the most recently used builds, and
+    never one used in the last hour (a judgement may be loading it)."""
+    try:
+        builds = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    stale = time.time() - 3600
+    for old in builds[KEEP_BUILDS:]:
+        try:
+            if old.stat().st_mtime < stale:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass

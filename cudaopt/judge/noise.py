@@ -1,0 +1,79 @@
+"""When are the judge's own measurements too unreliable to award a speed milestone?
+
+Interleaved rounds cancel load that hits every contestant alike, not load that hits them
+unequally: on a busy machine torch's intra-op threads stall behind other processes while a
+single-threaded kernel barely notices, and the baselines can slow down many times over in
+one run and not in the next. That shows in the measurements themselves:
+
+- the per-round speedup ratios scatter more than the margin a milestone needs;
+- a baseline's per-round times drift by more than the margin across the run;
+- single calls of one contestant scatter far more than the margin (a quiet machine times
+  the same call to within a few percent).
+
+`reasons` names each finding, unless the speedups lie so far from the milestone line that
+the noise could not move them across it; the judge re-measures once when there is any, and
+a verdict whose re-measurement is unreliable too is marked `noisy` and earns no speed
+reward.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+Samples = dict[str, list[float]]
+CALL_SPREAD_FACTOR = 3.0  # single calls may scatter this many margins before it counts
+
+
+def _half_iqr(values: list[float]) -> float:
+    """Half the interquartile range, relative to the median."""
+    if len(values) < 2:
+        return 0.0
+    q1, mid, q3 = statistics.quantiles(sorted(values), n=4)
+    return (q3 - q1) / 2 / mid if mid > 0 else 0.0
+
+
+def reasons(rounds: list[Samples], names: list[str], margin: float) -> list[str]:
+    """What makes these rounds too unreliable to decide the reward; empty when they are
+    fine, or when the noise, however large, cannot change the decision (a kernel 30x faster
+    scattering ±10% is faster all the same)."""
+    found, spread = [], 0.0
+    for name in names:
+        ratio = _half_iqr(_round_ratios(rounds, name))
+        drift = _half_iqr([statistics.median(r[name]) for r in rounds])
+        spread = max(spread, ratio, drift)
+        if ratio > margin:
+            found.append(f"speedup vs {name} scatters ±{ratio:.0%} across rounds "
+                         f"(more than the {margin:.0%} margin)")
+        if drift > margin:
+            found.append(f"{name} drifts ±{drift:.0%} across rounds")
+    for name in [*names, "candidate"]:
+        calls = _half_iqr([x for r in rounds for x in r[name]])
+        spread = max(spread, calls)
+        if calls > CALL_SPREAD_FACTOR * margin:
+            found.append(f"single {name} calls scatter ±{calls:.0%}")
+    if found and all(_decisive(_round_ratios(rounds, n), margin, spread) for n in names):
+        return []
+    return found
+
+
+def _round_ratios(rounds: list[Samples], name: str) -> list[float]:
+    return [statistics.median(r[name]) / statistics.median(r["candidate"]) for r in rounds]
+
+
+def _decisive(ratios: list[float], margin: float, spread: float) -> bool:
+    """Whether the speedup lies so far from the 1 + margin line, on either side, that twice
+    the worst relative scatter seen could not carry it across."""
+    if len(ratios) < 2:
+        return False
+    q1, _, q3 = statistics.quantiles(sorted(ratios), n=4)
+    line, widen = 1 + margin, 1 + 2 * spread
+    return q1 > line * widen or q3 < line / widen
+
+
+def score(rounds: list[Samples], names: list[str]) -> float:
+    """How noisy, to pick the better of two measurements: the worst relative spread."""
+    worst = 0.0
+    for name in names:
+        worst = max(worst, _half_iqr([statistics.median(r[name]) / statistics.median(
+            r["candidate"]) for r in rounds]), _half_iqr([x for r in rounds for x in r[name]]))
+    return max(worst, _half_iqr([x for r in rounds for x in r["candidate"]]))
