@@ -13,6 +13,7 @@ from rich.console import Console
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.judge.api import Progress
 from cudaopt.report import render_verdict
+from cudaopt.task import BadInput
 
 DeviceOpt = typer.Option(None, "--device", envvar="CUDAOPT_DEVICE",
                          help="cuda or cpu (default: cuda when present)")
@@ -23,20 +24,37 @@ TrialsOpt = typer.Option(5, "--trials", min=1, help="verification trials, each o
 AllowOpt = typer.Option([], "--allow", help="aten operator the candidate may run (repeatable, "
                         "e.g. --allow mm; '*' allows all)")
 TimeoutOpt = typer.Option(120.0, "--timeout", help="seconds per candidate step before it is killed")
-ModeOpt = typer.Option("default", "--compile-mode", help="torch.compile mode of the baseline")
+
+
+def _modes(value: str) -> str:
+    from cudaopt.config import COMPILE_MODES
+
+    bad = [m for m in value.split(",") if m not in COMPILE_MODES]
+    if bad:
+        raise typer.BadParameter(f"{', '.join(map(repr, bad))}: each mode must be one of "
+                                 f"{', '.join(COMPILE_MODES)}")
+    return value
+
+
+ModeOpt = typer.Option("default", "--compile-mode", callback=_modes,
+                       help="torch.compile mode(s) of the baseline, comma-separated (e.g. "
+                       "default,max-autotune-no-cudagraphs): the fastest is the baseline")
 BudgetOpt = typer.Option(10.0, "--time-budget", help="seconds of timing before giving up on "
                          "a small spread")
 
 
 def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None,
-           trace: bool = False) -> None:
+           trace: bool = False, ncu: bool = False) -> None:
     err = Console(stderr=True)
     out = Console(stderr=json_path == "-")
+    refused = _ncu_refusal(options, err) if ncu else None
     if trace:
         verdict = _check(model, candidate, options, _tracer(err))
     else:
         with err.status("judging") as status:
             verdict = _check(model, candidate, options, lambda msg: status.update(msg))
+    if ncu:
+        verdict.ncu = refused or _run_ncu(model, candidate, verdict, err)
     render_verdict(verdict, out)
     if json_path == "-":
         import json
@@ -46,6 +64,33 @@ def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str |
         verdict.write(Path(json_path))
     _record(candidate, verdict)
     raise typer.Exit(verdict.exit_code)
+
+
+def _ncu_refusal(options: JudgeOptions, err: Console) -> dict[str, object] | None:
+    """Said at once, before the judging: the rest of the profile still runs."""
+    from cudaopt.judge.api import resolve_device
+    from cudaopt.judge.ncu import unavailable
+
+    try:
+        reason = unavailable(resolve_device(options.device))
+    except BadInput:
+        return None  # the judge reports the bad device
+    if reason:
+        err.print(f"--ncu: {reason}", highlight=False, markup=False)
+        return {"available": False, "reason": reason}
+    return None
+
+
+def _run_ncu(model: Path, candidate: Path, verdict: Verdict,
+             err: Console) -> dict[str, object]:
+    from cudaopt.judge.api import default_build_dir
+    from cudaopt.judge.ncu import run
+
+    if not verdict.clean:
+        return {"available": False, "reason": "not run: the candidate is not correct and clean"}
+    build_dir = default_build_dir(candidate, "cuda")
+    with err.status("Nsight Compute: profiling the candidate's kernels"):
+        return run(model, candidate, build_dir if build_dir.is_dir() else None)
 
 
 def _tracer(err: Console) -> Progress:
@@ -157,8 +202,11 @@ def register(app: typer.Typer) -> None:
         candidate: Path = typer.Argument(Path("model_new.py")),
         device: str = DeviceOpt, json_path: str = JsonOpt, timeout: float = TimeoutOpt,
         compile_mode: str = ModeOpt, time_budget: float = BudgetOpt,
+        ncu: bool = typer.Option(False, "--ncu", help="also run Nsight Compute on the "
+                                 "candidate's kernels (occupancy, throughput, top stall)"),
     ) -> None:
-        """Build, verify and time the workspace's model_new.py against eager and torch.compile."""
+        """Build, verify and time the workspace's model_new.py against eager and torch.compile:
+        cold and warm figures, where the time goes, and the distance to the hardware's limit."""
         options = JudgeOptions(device=device, timeout_s=timeout, compile_mode=compile_mode,
                                time_budget_s=time_budget)
-        _judge(model, candidate, options, json_path)
+        _judge(model, candidate, options, json_path, ncu=ncu)

@@ -109,6 +109,7 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
          verdict: Verdict, say: Progress) -> None:
     from cudaopt.judge.profile import profile
     from cudaopt.judge.verify import ask_reference, load, verify
+    from cudaopt.judge.warm import measure
 
     options = session.options
     load(session, task, candidate, build_dir, verdict, say)
@@ -122,6 +123,8 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         return
     started = time.perf_counter()
     profile(session, verdict, say)
+    if not verdict.violations:
+        measure(session, verdict, say)
     verdict.profile_s = time.perf_counter() - started
 
 

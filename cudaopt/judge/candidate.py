@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge.bench import Bench
+from cudaopt.judge.burst import Burst
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
 from cudaopt.judge.tensors import Snapshot, dtype_named
@@ -31,12 +32,13 @@ class CandidateWorker:
         self.model: Any = None
         self.allow: tuple[str, ...] = ()
         self.bench: Bench | None = None
+        self.burst: Burst | None = None
         self.integrity: Integrity | None = None
         self.published: dict[str, Snapshot] = {}
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "prep": self.prep, "go": self.go, "finish": self.finish,
-                "dump": self.dump, "exit": lambda cmd: {}}
+                "dump": self.dump, "burst": self.run_burst, "exit": lambda cmd: {}}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         device = torch.device(cmd["device"])
@@ -44,6 +46,7 @@ class CandidateWorker:
         task = load_module(Path(cmd["task"]), "cudaopt_task")
         init_inputs = list(task.get_init_inputs())
         self.bench = Bench(task, device)
+        self.burst = Burst(self.bench)
         self._snapshot()
         if cmd.get("build_dir"):
             sys.path.insert(0, cmd["build_dir"])
@@ -69,7 +72,7 @@ class CandidateWorker:
         """What must not change once the candidate is imported (see `integrity`)."""
         judge = [m for name, m in sys.modules.items() if name.startswith("cudaopt.judge")]
         self.integrity = Integrity(judge)
-        self.integrity.watch("worker", self, ("bench", "integrity", "allow"))
+        self.integrity.watch("worker", self, ("bench", "burst", "integrity", "allow"))
         self.integrity.watch("bench", self.bench, ("timer", "task", "device", "kept"))
         self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
 
@@ -87,6 +90,14 @@ class CandidateWorker:
         found = (guard.violations() if guard else []) + found
         return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
                 "output": self.bench.last is not None}
+
+    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's
+        outputs are copied for the parent to check, and tampering is looked for after."""
+        self.published = {}
+        reply = self.burst.run(self.model, cmd)
+        reply["violations"] = reply.get("violations", []) + self.integrity.violations()
+        return reply
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""
