@@ -111,6 +111,29 @@ def ncu_lines(verdict: Verdict) -> list[str]:
     return lines
 
 
+def summary_rows(verdict: Verdict) -> list[tuple[str, str]]:
+    """Rows of a run's report and the branch's report file: the warm figures beside the cold
+    ones, which torch.compile mode was the baseline, and the distance to the limit."""
+    rows = [("torch.compile mode", verdict.compile_mode)] if verdict.compile_mode else []
+    warm = verdict.warm or {}
+    if warm.get("skipped"):
+        rows.append(("warm (back to back)", f"not measured: {warm['skipped']}"))
+    elif warm:
+        vs = [f"{warm[f'speedup_vs_{b}']:.2f}x vs {b}" for b in ("eager", "compile")
+              if f"speedup_vs_{b}" in warm]
+        rows.append(("warm (back to back)", f"{warm['candidate_ms']:#.4g} ms, " + ", ".join(vs)))
+    if warm.get("kernel_ms"):
+        vs = [f"{warm[f'kernel_speedup_vs_{b}']:.2f}x vs {b}" for b in ("eager", "compile")
+              if f"kernel_speedup_vs_{b}" in warm]
+        rows.append(("summed kernel time", f"{warm['kernel_ms']['candidate']:#.4g} ms"
+                     + (", " + ", ".join(vs) if vs else "")))
+    roof = verdict.roofline or {}
+    if "candidate" in roof:
+        rows.append(("distance to the limit", _distance(roof["candidate"])
+                     + f"; peaks: {roof['peaks']['source']}"))
+    return rows
+
+
 def perf_lines(verdict: Verdict, top: int = TOP) -> list[str]:
     return (mode_lines(verdict) + warm_lines(verdict) + breakdown_lines(verdict, top)
             + roofline_lines(verdict) + ncu_lines(verdict))

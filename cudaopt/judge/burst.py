@@ -135,8 +135,8 @@ def breakdown(events: Any, calls: int, call_ms: float, cuda: bool) -> dict[str, 
     totals: dict[str, list[float]] = {}
     for event in events:
         on_device = event.device_type != DeviceType.CPU
-        if on_device != cuda:
-            continue
+        if on_device != cuda or (on_device and getattr(event, "is_user_annotation", False)):
+            continue  # a range on the device's timeline spans kernels counted on their own
         us = event.time_range.elapsed_us() if cuda else event.self_cpu_time_total
         entry = totals.setdefault(event.name, [0.0, 0])
         entry[0] += us / 1e3 / calls

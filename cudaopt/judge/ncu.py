@@ -37,9 +37,20 @@ def unavailable(device: str) -> str | None:
 
 def run(task: Path, candidate: Path, build_dir: Path | None, timeout_s: float = 600.0
         ) -> dict[str, Any]:
-    """{"available": True, "kernels": [...]} or {"available": False, "reason": ...}."""
+    """{"available": True, "kernels": [...]} or {"available": False, "reason": ...}; without
+    the stall metrics when this ncu does not know them."""
+    found: dict[str, Any] = {}
+    for metrics in ((OCCUPANCY, MEMORY, COMPUTE, STALLS), (OCCUPANCY, MEMORY, COMPUTE)):
+        found = _attempt(metrics, task, candidate, build_dir, timeout_s)
+        if found["available"] or "not permitted" in found["reason"]:
+            break
+    return found
+
+
+def _attempt(metrics: tuple[str, ...], task: Path, candidate: Path, build_dir: Path | None,
+             timeout_s: float) -> dict[str, Any]:
     argv = ["ncu", "--csv", "--page", "raw", "--nvtx", "--nvtx-include", f"{RANGE}/",
-            "--metrics", ",".join((OCCUPANCY, MEMORY, COMPUTE, STALLS)),
+            "--metrics", ",".join(metrics),
             sys.executable, "-m", "cudaopt.judge.ncu_target", str(task.resolve()),
             str(candidate.resolve()), str(build_dir or "")]
     try:
@@ -65,7 +76,8 @@ def parse(stdout: str) -> list[dict[str, Any]]:
     start = stdout.find('"ID"')
     if start < 0:
         return []
-    rows = list(csv.DictReader(io.StringIO(stdout[start:])))
+    lines = [line for line in stdout[start:].splitlines() if line.startswith('"')]
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
     kernels = []
     for row in rows[1:]:  # rows[0] holds the units
         stalls = {k: _number(v) for k, v in row.items()

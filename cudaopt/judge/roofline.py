@@ -118,13 +118,18 @@ def traits(model: Any, inputs: list[Any], leaves: list[torch.Tensor]) -> dict[st
     """Bytes in and out, FLOPs of the task's own operators (one untimed call), the dtype."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    with FlopCounterMode(display=False) as counter:
-        model(*inputs)
+    flops = 0
+    try:
+        with FlopCounterMode(display=False) as counter:
+            model(*inputs)
+        flops = int(counter.get_total_flops())
+    except Exception:  # noqa: BLE001 - an operator the counter cannot follow: bytes only
+        pass
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)] + leaves
     largest = max(tensors, key=lambda t: t.nbytes, default=None)
     return {"in_bytes": sum(x.nbytes for x in inputs if isinstance(x, torch.Tensor)),
             "out_bytes": sum(t.nbytes for t in leaves),
-            "flops": int(counter.get_total_flops()),
+            "flops": flops,
             "dtype": str(largest.dtype).removeprefix("torch.") if largest is not None else ""}
 
 

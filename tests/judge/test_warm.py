@@ -182,3 +182,20 @@ def test_cli_rejects_an_unknown_compile_mode() -> None:
          "--device", "cpu", "--compile-mode", "default,fastest"],
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "'fastest'" in proc.stdout + proc.stderr
+
+
+def test_ncu_raw_csv_is_read_past_its_own_messages() -> None:
+    """The shape of `ncu --csv --page raw`: ==PROF== lines around a header, a units row and
+    one row per kernel; the costliest stall reason per kernel is named."""
+    from cudaopt.judge.ncu import COMPUTE, MEMORY, OCCUPANCY, parse
+
+    stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    columns = ["ID", "Kernel Name", OCCUPANCY, MEMORY, COMPUTE, stall.format("long_scoreboard"),
+               stall.format("wait")]
+    rows = [columns, ["", "", "%", "%", "%", "ratio", "ratio"],
+            ["0", "fused_swish_kernel(const float4 *)", "81.2", "88.04", "20.1", "3.5", "0.8"]]
+    text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows)
+    found = parse(f"==PROF== Connected to process 1\n{text}\n==PROF== Disconnected\n")
+    assert found == [{"name": "fused_swish_kernel(const float4 *)", "occupancy": "81%",
+                      "memory": "88%", "compute": "20%",
+                      "stall": "long_scoreboard (3.50 cycles/instr)"}]
