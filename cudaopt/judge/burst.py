@@ -51,14 +51,20 @@ class Burst:
     def run(self, fn: Callable[..., Any], cmd: dict[str, Any]) -> dict[str, Any]:
         """`seeds[0]` draws the untimed warm-up call's inputs, each other seed one timed
         call's. With `budget_bytes`, stop drawing before the sets outgrow it (the reply's
-        `calls` says how many were timed); with `keep`, copy every call's outputs."""
+        `calls` says how many were timed); with `keep`, copy every call's outputs. With
+        `reuse` (a task too large for two sets), one set serves the warm-up and one timed
+        call: fine for a breakdown, never for a figure the reward uses."""
         bench = self.bench
         bench.release()
         for key in [k for k in bench.kept if cmd.get("keep") and k.startswith(KEY)]:
             del bench.kept[key]  # a keeping burst replaces the copies the last one kept
+        if cmd.get("reuse"):
+            self.held = []
         sets = self._draw(cmd["seeds"], cmd.get("budget_bytes"), cmd.get("out_bytes", 0))
         self.held = []  # the previous burst's sets go only now, after the new ones exist
-        if len(sets) < 3:
+        if cmd.get("reuse") and len(sets) == 1:
+            sets = [sets[0], sets[0]]
+        if len(sets) < 2:
             self.held = sets
             return {"calls": 0}
         fn(*sets[0])

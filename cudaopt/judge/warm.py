@@ -48,9 +48,14 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     verdict.compile_mode = sizing.get("compile_mode", "") if modes else ""
     calls = sizing["calls"]
     if calls < 2:
-        verdict.warm = {"skipped": "two sets of inputs and outputs do not fit in the memory "
+        verdict.warm = {"skipped": "three sets of inputs and outputs do not fit in the memory "
                                    "budget of a burst: the per-call figure stands alone"}
-        return _release(session)
+        say("profiling: where the time goes (one call, on the inputs of its warm-up)")
+        profiled = _round(session, verdict, names, 1, profile=True, reuse=True)
+        times = {"eager": verdict.eager, "compile": verdict.compiled_baseline,
+                 "candidate": verdict.candidate}
+        return _explain(session, verdict, names, profiled, "cold per-call time", {
+            f"{name}_ms": t.median_ms for name, t in times.items() if t is not None})
     rounds: Rounds = []
     for index in range(ROUNDS + 1):
         say(f"warm: round {index}/{ROUNDS} ({calls} back-to-back calls each)")
@@ -61,20 +66,32 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     say("profiling: where the time goes")
     profiled = _round(session, verdict, names, calls, profile=True)
     verdict.warm = summarize(rounds, names, profiled, calls)
+    _explain(session, verdict, names, profiled, "warm back-to-back time", verdict.warm)
+
+
+def _explain(session: Session, verdict: Verdict, names: list[str],
+             profiled: dict[str, dict[str, Any]], label: str, times: dict[str, Any]) -> None:
+    """The breakdown of the profiled calls and each contestant's distance to the limit."""
+    if verdict.violations:
+        return _release(session)
+    winner = (verdict.warm or {}).get("compile_mode") or verdict.compile_mode
+    shown = ["eager", *([f"compile:{winner}"] if f"compile:{winner}" in names else []),
+             "candidate"]
     verdict.breakdown = {_label(n): {**profiled[n]["breakdown"], "mode": _mode(n)}
-                         for n in ["eager", *_winner(names, verdict.warm), "candidate"]}
+                         for n in shown}
+    options = session.options
     traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
                            seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
-    verdict.roofline = distances(traits, verdict.warm, verdict.breakdown)
+    verdict.roofline = distances(traits, times, verdict.breakdown, label)
     _release(session)
 
 
 def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
-           profile: bool) -> dict[str, dict[str, Any]]:
-    seeds = _seeds(session, calls + 1)
+           profile: bool, reuse: bool = False) -> dict[str, dict[str, Any]]:
+    seeds = _seeds(session, 1 if reuse else calls + 1)
     order = [*names, "candidate"]
     session.rand_shuffle(order)
-    replies = {name: _burst(session, verdict, name, seeds, profile=profile,
+    replies = {name: _burst(session, verdict, name, seeds, profile=profile, reuse=reuse,
                             keep=name in ("eager", "candidate")) for name in order}
     chosen = list(range(calls))
     session.rand_shuffle(chosen)
@@ -124,10 +141,6 @@ def _mode(name: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
-def _winner(names: list[str], warm: dict[str, Any]) -> list[str]:
-    return [f"compile:{warm['compile_mode']}"] if warm.get("compile_mode") else []
-
-
 def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
     """The candidate's per-call time: events, unless the host clock around the burst saw more
     than launching and synchronizing cost the baselines (work the events did not cover)."""
@@ -164,15 +177,16 @@ def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, An
     return warm
 
 
-def distances(traits: dict[str, Any], warm: dict[str, Any],
-              breakdown: dict[str, Any]) -> dict[str, Any]:
-    """Each contestant's warm call against the roofline; the candidate's kernel too, when it
-    is the call's only kernel (then the call's bytes and FLOPs are all its own)."""
+def distances(traits: dict[str, Any], times: dict[str, Any], breakdown: dict[str, Any],
+              label: str) -> dict[str, Any]:
+    """Each contestant's call (`times`: warm, or cold where no warm figure exists) against
+    the roofline; the candidate's kernel too, when it is the call's only kernel (then the
+    call's bytes and FLOPs are all its own)."""
     task, peaks = traits["task"], traits["peaks"]
-    found: dict[str, Any] = {"task": task, "peaks": peaks, "time": "warm back-to-back call"}
+    found: dict[str, Any] = {"task": task, "peaks": peaks, "time": label}
     for name in ("eager", "compile", "candidate"):
-        if warm.get(f"{name}_ms"):
-            found[name] = roofline.distance(task, peaks, warm[f"{name}_ms"])
+        if times.get(f"{name}_ms"):
+            found[name] = roofline.distance(task, peaks, times[f"{name}_ms"])
     cand = breakdown["candidate"]
     kernels = [e for e in cand["entries"] if e["ms"] > 0]
     if cand["unit"] == "kernel" and len(kernels) == 1 and round(kernels[0]["launches"]) == 1:

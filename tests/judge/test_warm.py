@@ -199,3 +199,38 @@ def test_ncu_raw_csv_is_read_past_its_own_messages() -> None:
     assert found == [{"name": "fused_swish_kernel(const float4 *)", "occupancy": "81%",
                       "memory": "88%", "compute": "20%",
                       "stall": "long_scoreboard (3.50 cycles/instr)"}]
+
+
+def test_task_too_large_for_a_burst_keeps_the_breakdown_and_the_cold_figure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where three sets of inputs and outputs do not fit the burst's memory budget, the warm
+    figure is marked skipped (the cold one decides the reward), and the breakdown comes from
+    one profiled call; the roofline then uses the cold per-call times."""
+    from cudaopt.judge import JudgeOptions, Status, check, warm
+
+    monkeypatch.setattr(warm, "BUDGET_BYTES", {"cpu": 1, "cuda": 1})
+    verdict = check(TASK, ZOO / "correct.py",
+                    JudgeOptions(device="cpu", seed=7, compile_baseline=False,
+                                 time_budget_s=2.0, min_rounds=3, max_rounds=6))
+    assert verdict.status is Status.OK, verdict.error or verdict.violations
+    assert "do not fit" in verdict.warm["skipped"]
+    assert set(verdict.breakdown) == {"eager", "candidate"}
+    assert verdict.breakdown["eager"]["calls"] == 1
+    assert verdict.roofline["time"] == "cold per-call time"
+    assert verdict.roofline["candidate"]["ms"] == verdict.candidate.median_ms
+    assert verdict.reward == milestone_reward(verdict, 0.05)
+
+
+def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> None:
+    from cudaopt.report_run import render_markdown
+    from cudaopt.rundir import RunMeta
+
+    data, _ = profiled
+    verdict = Verdict.from_json(data)
+    assert verdict.warm == data["warm"] and verdict.roofline == data["roofline"]
+    meta = RunMeta(run_id="r", task=str(TASK), model="m", device="cpu", started="now")
+    text = render_markdown(meta, verdict)
+    for row in ("| warm (back to back) |", "| distance to the limit |",
+                f"| torch.compile mode | {data['compile_mode']} |"):
+        assert row in text, text
+    assert f"{data['roofline']['candidate']['pct_of_roofline']:.0f}% of roofline" in text
