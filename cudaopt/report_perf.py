@@ -72,7 +72,7 @@ def breakdown_lines(verdict: Verdict, top: int = TOP) -> list[str]:
 
 
 def _distance(found: dict[str, Any]) -> str:
-    flops = (f", {found['achieved_tflops']:.2f} TFLOP/s" if found.get("achieved_tflops")
+    flops = (f", {found['achieved_tflops']:.3g} TFLOP/s" if found.get("achieved_tflops")
              else "")
     return (f"{found['pct_of_roofline']:.0f}% of roofline ({found['bound']}-bound, "
             f"{found['achieved_gbps']:.1f} GB/s{flops})")
@@ -92,7 +92,7 @@ def roofline_lines(verdict: Verdict) -> list[str]:
     if "kernel" in roof:
         lines.append(f"  its one kernel: {_distance(roof['kernel'])}")
     lines.append(f"  peaks {peaks['bandwidth_bps'] / 1e9:.0f} GB/s"
-                 + (f", {flops / 1e12:.1f} TFLOP/s {task['dtype']}" if flops else "")
+                 + (f", {flops / 1e12:.3g} TFLOP/s {task['dtype']}" if flops else "")
                  + f": {peaks['source']}")
     return lines
 

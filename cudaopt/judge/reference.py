@@ -78,11 +78,10 @@ class ReferenceWorker:
     def traits(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks."""
         from cudaopt.judge import roofline
-        from cudaopt.judge.tensors import flatten
 
         inputs = draw_inputs(self.bench.task, cmd["seed"], self.bench.device)
-        leaves = [t for _, t in flatten(self.model(*inputs))[1]]
-        found = roofline.traits(self.model, inputs, leaves)
+        found = roofline.traits(self.model, inputs)
+        del inputs
         return {"task": found, "peaks": roofline.device_peaks(self.bench.device,
                                                               Path(cmd["cache"]))}
 

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from cudaopt.judge.tensors import flatten
 
 T = 1e12
 # name fragment -> (DRAM bytes/s, {dtype: FLOP/s}); first match wins, so specific first.
@@ -114,22 +117,20 @@ def _write(cache: Path, data: dict[str, Any]) -> None:
     tmp.replace(cache)
 
 
-def traits(model: Any, inputs: list[Any], leaves: list[torch.Tensor]) -> dict[str, Any]:
+def traits(model: Any, inputs: list[Any]) -> dict[str, Any]:
     """Bytes in and out, FLOPs of the task's own operators (one untimed call), the dtype."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    flops = 0
+    counter = FlopCounterMode(display=False)
     try:
-        with FlopCounterMode(display=False) as counter:
-            model(*inputs)
+        with counter:
+            out = model(*inputs)
         flops = int(counter.get_total_flops())
     except Exception:  # noqa: BLE001 - an operator the counter cannot follow: bytes only
-        pass
+        out, flops = model(*inputs), 0
+    leaves = [t for _, t in flatten(out)[1]]
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)] + leaves
     largest = max(tensors, key=lambda t: t.nbytes, default=None)
     return {"in_bytes": sum(x.nbytes for x in inputs if isinstance(x, torch.Tensor)),
-            "out_bytes": sum(t.nbytes for t in leaves),
-            "flops": flops,
+            "out_bytes": sum(t.nbytes for t in leaves), "flops": flops,
             "dtype": str(largest.dtype).removeprefix("torch.") if largest is not None else ""}
 
 

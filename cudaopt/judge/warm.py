@@ -79,11 +79,11 @@ def _explain(session: Session, verdict: Verdict, names: list[str],
              "candidate"]
     verdict.breakdown = {_label(n): {**profiled[n]["breakdown"], "mode": _mode(n)}
                          for n in shown}
+    _release(session)  # first: a task's inputs can be gigabytes
     options = session.options
     traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
                            seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
     verdict.roofline = distances(traits, times, verdict.breakdown, label)
-    _release(session)
 
 
 def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
