@@ -56,8 +56,8 @@ class Burst:
         call: fine for a breakdown, never for a figure the reward uses."""
         bench = self.bench
         bench.release()
-        for key in [k for k in bench.kept if cmd.get("keep") and k.startswith(KEY)]:
-            del bench.kept[key]  # a keeping burst replaces the copies the last one kept
+        if cmd.get("keep"):
+            self._drop_copies()  # a keeping burst replaces the copies the last one kept
         if cmd.get("reuse"):
             self.held = []
         sets = self._draw(cmd["seeds"], cmd.get("budget_bytes"), cmd.get("out_bytes", 0))
@@ -82,6 +82,15 @@ class Burst:
         found = self._keep(outs)
         self.held = sets
         return {**reply, "calls": len(timed), "ms": ms, "host_ms": host_ms, "violations": found}
+
+    def release(self) -> None:
+        """Hold nothing: no input sets, no copies of outputs (an idle worker's memory)."""
+        self.held = []
+        self._drop_copies()
+
+    def _drop_copies(self) -> None:
+        for key in [k for k in self.bench.kept if k.startswith(KEY)]:
+            del self.bench.kept[key]
 
     def _draw(self, seeds: list[int], budget: int | None, out_bytes: int) -> list[list[Any]]:
         device = self.bench.device

@@ -105,6 +105,7 @@ class ReferenceWorker:
         """Give device memory back while idle (the last inputs and outputs, the allocator's
         cache): three processes share one GPU, and KernelBench inputs are gigabytes each."""
         self.bench.release()
+        self.burst.release()
         if self.bench.device.type == "cuda":
             torch.cuda.empty_cache()
         return {"memory_gib": self.bench.memory_gib()}

@@ -120,8 +120,7 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
 
 def _release(session: Session) -> None:
     """The baseline process may stay warm: it keeps no input sets or copies of ours."""
-    ask_reference(session, "burst", session.options.timeout_s, session.baseline,
-                  which="eager", seeds=[], keep=True)
+    ask_reference(session, "trim", session.options.timeout_s, session.baseline)
 
 
 def _seeds(session: Session, count: int) -> list[int]:
