@@ -27,19 +27,20 @@ MODES = "default,max-autotune-no-cudagraphs"
 
 
 @pytest.fixture(scope="module")
-def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
-    """One `cudaopt profile` of a correct candidate with two torch.compile modes."""
+def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str, str]:
+    """One `cudaopt profile --ncu` of a correct candidate with two torch.compile modes."""
     out = tmp_path_factory.mktemp("profile") / "verdict.json"
     proc = subprocess.run(
         [sys.executable, "-m", "cudaopt.cli", "profile", str(TASK), str(ZOO / "correct.py"),
-         "--device", "cpu", "--json", str(out), "--time-budget", "3", "--compile-mode", MODES],
+         "--device", "cpu", "--json", str(out), "--time-budget", "3", "--compile-mode", MODES,
+         "--ncu"],
         capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "80"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(out.read_text()), proc.stdout
+    return json.loads(out.read_text()), proc.stdout, proc.stderr
 
 
 def test_per_operator_breakdown_adds_up_within_the_stated_gap(profiled) -> None:
-    data, _ = profiled
+    data, _, _ = profiled
     eager = data["breakdown"]["eager"]
     assert eager["unit"] == "operator" and eager["calls"] >= 2
     ops = {e["name"]: e for e in eager["entries"]}
@@ -56,7 +57,7 @@ def test_per_operator_breakdown_adds_up_within_the_stated_gap(profiled) -> None:
 
 
 def test_json_and_terminal_carry_warm_figures_modes_and_roofline(profiled) -> None:
-    data, stdout = profiled
+    data, stdout, _ = profiled
     warm = data["warm"]
     for key in ("eager_ms", "compile_ms", "candidate_ms", "speedup_vs_eager_low",
                 "speedup_vs_compile_low", "calls", "rounds", "protocol"):
@@ -163,17 +164,12 @@ def test_ncu_refused_clearly_where_it_cannot_run(tmp_path: Path) -> None:
         os.environ["PATH"] = path
 
 
-def test_cli_profile_ncu_refuses_and_still_profiles(tmp_path: Path) -> None:
-    out = tmp_path / "v.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "cudaopt.cli", "profile", str(TASK), str(ZOO / "correct.py"),
-         "--device", "cpu", "--ncu", "--json", str(out), "--time-budget", "2"],
-        capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "--ncu: not run: --ncu needs a CUDA device" in proc.stderr
-    data = json.loads(out.read_text())
+def test_cli_profile_ncu_refuses_at_once_and_still_profiles(profiled) -> None:
+    data, stdout, stderr = profiled
+    assert "--ncu: not run: --ncu needs a CUDA device" in stderr
     assert data["ncu"] == {"available": False, "reason": data["ncu"]["reason"]}
-    assert data["warm"] and data["breakdown"]
+    assert "Nsight Compute: not run" in stdout
+    assert data["warm"] and data["breakdown"] and data["roofline"]
 
 
 def test_cli_rejects_an_unknown_compile_mode() -> None:
@@ -225,7 +221,7 @@ def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> 
     from cudaopt.report_run import render_markdown
     from cudaopt.rundir import RunMeta
 
-    data, _ = profiled
+    data, _, _ = profiled
     verdict = Verdict.from_json(data)
     assert verdict.warm == data["warm"] and verdict.roofline == data["roofline"]
     meta = RunMeta(run_id="r", task=str(TASK), model="m", device="cpu", started="now")
