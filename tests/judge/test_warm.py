@@ -230,3 +230,23 @@ def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> 
                 f"| torch.compile mode | {data['compile_mode']} |"):
         assert row in text, text
     assert f"{data['roofline']['candidate']['pct_of_roofline']:.0f}% of roofline" in text
+
+
+def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
+    """Per round, the compile baseline is the fastest mode; the summed kernel time too."""
+    from cudaopt.judge.warm import summarize
+
+    def burst(ms: float) -> dict[str, float]:
+        return {"ms": ms, "host_ms": ms}
+
+    rounds = [{"eager": burst(2.0), "compile:a": burst(1.1 if i % 2 else 1.5),
+               "compile:b": burst(1.2), "candidate": burst(1.0)} for i in range(5)]
+    profiled = {n: {"breakdown": {"unit": "kernel", "summed_ms": ms}}
+                for n, ms in (("eager", 1.8), ("compile:a", 1.0), ("compile:b", 1.1),
+                              ("candidate", 0.9))}
+    warm = summarize(rounds, ["eager", "compile:a", "compile:b"], profiled, 10)
+    assert warm["compile_mode"] == "b" and warm["compile_modes_ms"] == {"a": 1.5, "b": 1.2}
+    assert warm["speedup_vs_compile"] == pytest.approx(1.2)  # rounds: 1.2, 1.1, 1.2, 1.1, 1.2
+    assert warm["speedup_vs_eager"] == pytest.approx(2.0)
+    assert warm["kernel_ms"] == {"eager": 1.8, "compile": 1.0, "candidate": 0.9}
+    assert warm["kernel_speedup_vs_compile"] == pytest.approx(1.0 / 0.9)
