@@ -26,7 +26,8 @@ ROUNDS = 5  # timed rounds, after one that warms up
 CHECKS = 3  # outputs checked per round, chosen after the burst
 BUDGET_BYTES = {"cuda": 4 << 30, "cpu": 1 << 30}  # input sets and output copies of a burst
 PROTOCOL = ("back-to-back calls on fresh inputs, no cache flush, one device synchronize; "
-            "per call: events around the whole burst (CUDA), the host clock (CPU)")
+            "per call: events around the whole burst, started with the first call queued "
+            "(CUDA), the host clock (CPU)")
 Rounds = list[dict[str, dict[str, Any]]]
 
 
