@@ -196,8 +196,9 @@ def _check(key: str, value: Any, where: str) -> Any:
         value = float(value)
     if spec.kind in (int, float) and (value < 0 or (value == 0 and not spec.zero_ok)):
         raise ConfigError(f"{where}: must be {'>= 0' if spec.zero_ok else '> 0'}, got {value}")
-    if spec.choices and any(v not in spec.choices for v in _choices(key, value)):
-        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(spec.choices)}")
+    bad = [v for v in _choices(key, value) if spec.choices and v not in spec.choices]
+    if bad:
+        raise ConfigError(f"{where}: {bad[0]!r} is not one of {', '.join(spec.choices)}")
     if key == "device" and not _valid_device(value):
         raise ConfigError(f"{where}: {value!r} is not auto, cpu, cuda or cuda:N")
     return list(value) if spec.kind is list else value

@@ -250,3 +250,12 @@ def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
     assert warm["speedup_vs_eager"] == pytest.approx(2.0)
     assert warm["kernel_ms"] == {"eager": 1.8, "compile": 1.0, "candidate": 0.9}
     assert warm["kernel_speedup_vs_compile"] == pytest.approx(1.0 / 0.9)
+
+
+def test_settings_take_several_compile_modes_and_refuse_unknown_ones(tmp_path: Path) -> None:
+    from cudaopt.config import ConfigError, load_settings
+
+    env = {"HOME": str(tmp_path), "CUDAOPT_COMPILE_MODE": MODES}
+    assert load_settings(tmp_path, env=env).judge_options().compile_mode == MODES
+    with pytest.raises(ConfigError, match="'fastest' is not one of"):
+        load_settings(tmp_path, env={**env, "CUDAOPT_COMPILE_MODE": "default,fastest"})
