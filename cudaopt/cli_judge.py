@@ -17,6 +17,7 @@ from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.judge.api import Progress
 from cudaopt.report import render_verdict
+from cudaopt.task import BadInput
 
 _DEFAULTS = Settings()
 SETTINGS_NOTE = ("Defaults of --device, --atol, --rtol, --trials, --allow, --timeout and "
@@ -40,8 +41,9 @@ AllowOpt = _opt("--allow", "OP", "aten operator the candidate may run (repeatabl
                 "e.g. --allow mm; '*' allows all)")
 TimeoutOpt = _opt("--timeout", "SECONDS", "time limit of each candidate step",
                   f"{_DEFAULTS.timeout_s:g}")
-ModeOpt = _opt("--compile-mode", "MODE", "torch.compile mode of the baseline",
-               _DEFAULTS.compile_mode)
+ModeOpt = _opt("--compile-mode", "MODE", "torch.compile mode(s) of the baseline, "
+               "comma-separated (e.g. default,max-autotune-no-cudagraphs): the fastest is "
+               "the baseline", _DEFAULTS.compile_mode)
 BudgetOpt = typer.Option(10.0, "--time-budget", metavar="SECONDS",
                          help="timing stops once the spread is small or this is spent")
 CeilingOpt = typer.Option(10.0, "--ceiling", metavar="X",
@@ -67,14 +69,17 @@ def _options(model: Path, device: str | None, atol: float | None, rtol: float | 
 
 
 def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None,
-           trace: bool = False) -> None:
+           trace: bool = False, ncu: bool = False) -> None:
     err = Console(stderr=True)
     out = Console(stderr=json_path == "-")
+    refused = _ncu_refusal(options, err) if ncu else None
     if trace:
         verdict = _check(model, candidate, options, _tracer(err))
     else:
         with err.status("judging") as status:
             verdict = _check(model, candidate, options, lambda msg: status.update(msg))
+    if ncu:
+        verdict.ncu = refused or _run_ncu(model, candidate, verdict, err)
     render_verdict(verdict, out)
     if json_path == "-":
         import json
@@ -84,6 +89,33 @@ def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str |
         verdict.write(Path(json_path))
     _record(candidate, verdict)
     raise typer.Exit(verdict.exit_code)
+
+
+def _ncu_refusal(options: JudgeOptions, err: Console) -> dict[str, object] | None:
+    """Said at once, before the judging: the rest of the profile still runs."""
+    from cudaopt.judge.api import resolve_device
+    from cudaopt.judge.ncu import unavailable
+
+    try:
+        reason = unavailable(resolve_device(options.device))
+    except BadInput:
+        return None  # the judge reports the bad device
+    if reason:
+        err.print(f"--ncu: {reason}", highlight=False, markup=False)
+        return {"available": False, "reason": reason}
+    return None
+
+
+def _run_ncu(model: Path, candidate: Path, verdict: Verdict,
+             err: Console) -> dict[str, object]:
+    from cudaopt.judge.api import default_build_dir
+    from cudaopt.judge.ncu import run
+
+    if not verdict.clean:
+        return {"available": False, "reason": "not run: the candidate is not correct and clean"}
+    build_dir = default_build_dir(candidate, "cuda")
+    with err.status("Nsight Compute: profiling the candidate's kernels"):
+        return run(model, candidate, build_dir if build_dir.is_dir() else None)
 
 
 def _tracer(err: Console) -> Progress:
@@ -198,7 +230,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("profile", epilog=SETTINGS_NOTE,
                  help="Build, verify and time a workspace's model_new.py against eager "
-                 f"PyTorch and torch.compile.\n\n{EXITS}")
+                 "PyTorch and torch.compile: cold and warm figures, where the time goes, and "
+                 f"the distance to the hardware's limit.\n\n{EXITS}")
     def profile_cmd(
         model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
         device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
@@ -206,8 +239,10 @@ def register(app: typer.Typer) -> None:
         timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
         time_budget: float = BudgetOpt, compile_baseline: bool = BaselineOpt,
         ceiling: float = CeilingOpt, trace: bool = TraceOpt,
+        ncu: bool = typer.Option(False, "--ncu", help="also run Nsight Compute on the "
+                                 "candidate's kernels (occupancy, throughput, top stall)"),
     ) -> None:
         options = _options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
                            time_budget_s=time_budget, compile_baseline=compile_baseline,
                            ceiling=ceiling)
-        _judge(model, candidate, options, json_path, trace)
+        _judge(model, candidate, options, json_path, trace, ncu)

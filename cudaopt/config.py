@@ -55,7 +55,8 @@ SPECS: dict[str, Spec] = {
     "rtol": Spec(float, "relative tolerance of the correctness check", zero_ok=True),
     "trials": Spec(int, "correctness checks, each on fresh inputs"),
     "timeout_s": Spec(float, "judge timeout per worker step"),
-    "compile_mode": Spec(str, "torch.compile mode of the baseline", COMPILE_MODES),
+    "compile_mode": Spec(str, "torch.compile mode(s) of the baseline, comma-separated: the "
+                         "fastest is the baseline", COMPILE_MODES),
     "allow": Spec(list, "extra aten ops a candidate may run"),
     "branch_prefix": Spec(str, "prefix of the branches accepted kernels land on"),
     "commit": Spec(bool, "commit an accepted kernel to a new branch"),
@@ -195,11 +196,17 @@ def _check(key: str, value: Any, where: str) -> Any:
         value = float(value)
     if spec.kind in (int, float) and (value < 0 or (value == 0 and not spec.zero_ok)):
         raise ConfigError(f"{where}: must be {'>= 0' if spec.zero_ok else '> 0'}, got {value}")
-    if spec.choices and value not in spec.choices:
-        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(spec.choices)}")
+    bad = [v for v in _choices(key, value) if spec.choices and v not in spec.choices]
+    if bad:
+        raise ConfigError(f"{where}: {bad[0]!r} is not one of {', '.join(spec.choices)}")
     if key == "device" and not _valid_device(value):
         raise ConfigError(f"{where}: {value!r} is not auto, cpu, cuda or cuda:N")
     return list(value) if spec.kind is list else value
+
+
+def _choices(key: str, value: Any) -> list[Any]:
+    """compile_mode may list several modes (`default,max-autotune-no-cudagraphs`)."""
+    return value.split(",") if key == "compile_mode" else [value]
 
 
 def _valid_device(value: str) -> bool:

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cudaopt.judge.verdict import Status, Timing, Verdict
+from cudaopt.report_perf import render_perf
 
 _HEADLINES = {
     Status.OK: "correct and clean",
@@ -63,8 +64,10 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
             if timing is not None:
                 table.add_row(name, _ms(timing), f"{timing.min_ms:.4f} ms", speed)
         console.print(table)
-        console.print("speedup = baseline / candidate, median over interleaved rounds; "
-                      "'low' is the lower quartile, which the reward uses")
+        console.print("cold, per call (L2 flushed, one call at a time): speedup = baseline / "
+                      "candidate, median over interleaved rounds; 'low' is the lower quartile")
+        console.print("the reward needs both the cold and the warm 'low' beyond the margin")
+        render_perf(verdict, console)
     for v in verdict.violations:
         console.print(f"[red]violation:[/] {v}", highlight=False)
     for w in verdict.warnings:

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cudaopt.judge.verdict import Timing, Verdict
+from cudaopt.report_perf import summary_rows
 from cudaopt.rundir import RunMeta, read_meta
 
 #: Why a run stopped, in the user's words (meta.extra["stop_reason"] keeps the code).
@@ -148,6 +149,7 @@ def _summary_rows(meta: RunMeta, best: Verdict | None, final: bool) -> list[tupl
             ("vs compile",
              _speedup_with_low(best.speedup_vs_compile, best.speedup_vs_compile_low)),
         ]
+        rows += summary_rows(best)
         rows += [("violations", "; ".join(best.violations))] if best.violations else []
         rows += [("error", best.error.strip().splitlines()[-1])] if best.error.strip() else []
     gpu = (best.device_name if best else "") or meta.gpu or meta.device

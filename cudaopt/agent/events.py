@@ -31,6 +31,8 @@ def describe(label: str, index: int | None, verdict: Any) -> str:
         return f"{label}{where}: {verdict.status.value}" + (f" ({detail})" if detail else "")
     speed = verdict.speedup_vs_compile
     vs = f"{speed:.2f}x vs torch.compile" if speed is not None else "not timed"
+    warm = (verdict.warm or {}).get("speedup_vs_compile")
+    vs += f" (back to back: {warm:.2f}x)" if warm is not None else ""
     accepted = ", accepted" if verdict.accepted else ""
     return f"{label}{where}: correct, {vs}, reward {verdict.reward:g}{accepted}"
 

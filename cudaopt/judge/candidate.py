@@ -18,6 +18,7 @@ import torch
 
 from cudaopt.judge import pinning, streams
 from cudaopt.judge.bench import Bench, same_layout
+from cudaopt.judge.burst import Burst
 from cudaopt.judge.extdir import use_content_dir
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
@@ -34,13 +35,15 @@ class CandidateWorker:
         self.model: Any = None
         self.allow: tuple[str, ...] = ()
         self.bench: Bench | None = None
+        self.burst: Burst | None = None
         self.integrity: Integrity | None = None
         self.published: dict[str, Snapshot] = {}
         self.threads: int | None = None
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "prep": self.prep, "go": self.go, "finish": self.finish,
-                "dump": self.dump, "streams": self.streams, "exit": lambda cmd: {},
+                "dump": self.dump, "streams": self.streams, "burst": self.run_burst,
+                "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +54,7 @@ class CandidateWorker:
         task = load_module(Path(cmd["task"]), "cudaopt_task")
         init_inputs = list(task.get_init_inputs())
         self.bench = Bench(task, device)
+        self.burst = Burst(self.bench)
         self._snapshot()
         if cmd.get("build_dir"):
             sys.path.insert(0, cmd["build_dir"])
@@ -77,7 +81,7 @@ class CandidateWorker:
         """What must not change once the candidate is imported (see `integrity`)."""
         judge = [m for name, m in sys.modules.items() if name.startswith("cudaopt.judge")]
         self.integrity = Integrity(judge)
-        self.integrity.watch("worker", self, ("bench", "integrity", "allow", "threads"))
+        self.integrity.watch("worker", self, ("bench", "burst", "integrity", "allow", "threads"))
         self.integrity.watch("bench", self.bench, ("timer", "task", "device", "kept"))
         self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
 
@@ -120,6 +124,14 @@ class CandidateWorker:
         bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
         del graph, out
         return {"check": "graph", "replayed": True, "violations": found}
+
+    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's
+        outputs are copied for the parent to check, and tampering is looked for after."""
+        self.published = {}
+        reply = self.burst.run(self.model, cmd)
+        reply["violations"] = reply.get("violations", []) + self.integrity.violations()
+        return reply
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""

@@ -25,6 +25,7 @@ from cudaopt.judge.session import Session
 from cudaopt.judge.timing import calls_per_round, summarize
 from cudaopt.judge.verdict import Timing, Verdict
 from cudaopt.judge.verify import allowed, ask_reference, compare_kept, reference_reply
+from cudaopt.judge.warm import measure
 
 Samples = dict[str, list[float]]
 REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
@@ -68,6 +69,8 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     pins = _pin(session, verdict)
     try:
         _time(session, verdict, say, names)
+        if not verdict.violations:
+            measure(session, verdict, say)  # the warm, back-to-back figure, pinned alike
     finally:
         for worker, before in pins:
             if worker.alive:  # a candidate that crashed is reported as such, not here

@@ -16,6 +16,7 @@ import torch
 
 from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
+from cudaopt.judge.burst import Burst, fastest_mode
 from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
 from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module, use_threads
@@ -26,11 +27,15 @@ class ReferenceWorker:
         self.model: Any = None
         self.compiled: Any = None
         self.bench: Bench | None = None
+        self.modes: dict[str, Any] = {}  # torch.compile mode -> compiled model
+        self.mode = ""  # the fastest of them per call: the compile baseline
+        self.burst: Burst | None = None
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
-                "trim": self.trim, "exit": lambda cmd: {},
+                "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
+                "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +46,7 @@ class ReferenceWorker:
         self.model = build_model(task.Model, init_inputs, cmd["init_seed"], device)
         torch.save(self.model.state_dict(), cmd["state_path"])
         self.bench = Bench(task, device)
+        self.burst = Burst(self.bench)
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
         return {"device_name": name, "torch_version": torch.__version__}
 
@@ -51,14 +57,35 @@ class ReferenceWorker:
         return {}
 
     def compile(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Compile and warm torch.compile once; its inductor cache makes the next run cheap."""
+        """Compile and warm torch.compile once per mode (comma-separated); its inductor cache
+        makes the next run cheap. Several modes: the fastest per call is the baseline."""
         start = time.perf_counter()
-        self.compiled = torch.compile(self.model, mode=cmd["mode"])
-        for seed in cmd["seeds"]:
-            self.compiled(*draw_inputs(self.bench.task, seed, self.bench.device))
+        self.modes = {mode: torch.compile(self.model, mode=mode)
+                      for mode in cmd["mode"].split(",")}
+        for compiled in self.modes.values():
+            for seed in cmd["seeds"]:
+                compiled(*draw_inputs(self.bench.task, seed, self.bench.device))
         self.bench.timer.sync()
+        self.mode = fastest_mode(self.bench, self.modes, cmd["seeds"] * 3)
+        self.compiled = self.modes[self.mode]
         self.trim(cmd)
-        return {"compile_s": time.perf_counter() - start}
+        return {"compile_s": time.perf_counter() - start, "mode": self.mode}
+
+    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Back-to-back calls of eager or one compile mode (`compile:MODE`)."""
+        which = cmd["which"]
+        fn = self.model if which == "eager" else self.modes[which.split(":", 1)[1]]
+        return {**self.burst.run(fn, cmd), "compile_mode": self.mode}
+
+    def traits(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks."""
+        from cudaopt.judge import roofline
+
+        inputs = draw_inputs(self.bench.task, cmd["seed"], self.bench.device)
+        found = roofline.traits(self.model, inputs)
+        del inputs
+        return {"task": found, "peaks": roofline.device_peaks(self.bench.device,
+                                                              Path(cmd["cache"]))}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
         found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"))
@@ -80,6 +107,7 @@ class ReferenceWorker:
         """Give device memory back while idle (the last inputs and outputs, the allocator's
         cache): three processes share one GPU, and KernelBench inputs are gigabytes each."""
         self.bench.release()
+        self.burst.release()
         if self.bench.device.type == "cuda":
             torch.cuda.empty_cache()
         return {"memory_gib": self.bench.memory_gib()}

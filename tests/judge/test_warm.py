@@ -1,0 +1,261 @@
+"""The warm protocol and the breakdown on CPU: back-to-back calls on fresh inputs, what the
+JSON verdict and `cudaopt profile` carry, and the reward needing both protocols."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from cudaopt.judge import Verdict
+from cudaopt.judge.bench import Bench
+from cudaopt.judge.burst import Burst
+from cudaopt.judge.ncu import unavailable
+from cudaopt.judge.tensors import draw_inputs
+from cudaopt.judge.verdict import milestone_reward
+from cudaopt.judge.worker import load_module
+
+ZOO = Path(__file__).parent / "zoo"
+TASK = ZOO / "task.py"
+MODES = "default,max-autotune-no-cudagraphs"
+
+
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str, str]:
+    """One `cudaopt profile --ncu` of a correct candidate with two torch.compile modes."""
+    out = tmp_path_factory.mktemp("profile") / "verdict.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cudaopt.cli", "profile", str(TASK), str(ZOO / "correct.py"),
+         "--device", "cpu", "--json", str(out), "--time-budget", "3", "--compile-mode", MODES,
+         "--ncu"],
+        capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text()), proc.stdout, proc.stderr
+
+
+def test_per_operator_breakdown_adds_up_within_the_stated_gap(profiled) -> None:
+    data, _, _ = profiled
+    eager = data["breakdown"]["eager"]
+    assert eager["unit"] == "operator" and eager["calls"] >= 2
+    ops = {e["name"]: e for e in eager["entries"]}
+    for op in ("aten::sigmoid", "aten::mul", "aten::add", "aten::clamp"):
+        assert op in ops, sorted(ops)
+    assert ops["aten::mul"]["launches"] == 2  # x * sigmoid(x), then y * scale
+    summed = sum(e["ms"] for e in eager["entries"])
+    assert summed == pytest.approx(eager["summed_ms"])
+    assert summed > 0 and eager["gap_ms"] >= 0
+    assert abs(eager["call_ms"] - summed) <= eager["gap_ms"] + 1e-9
+    assert sum(e["share"] for e in eager["entries"]) <= 1.0 + 1e-9
+    assert eager["entries"] == sorted(eager["entries"], key=lambda e: -e["ms"])
+    assert set(data["breakdown"]) == {"eager", "compile", "candidate"}
+
+
+def test_json_and_terminal_carry_warm_figures_modes_and_roofline(profiled) -> None:
+    data, stdout, _ = profiled
+    warm = data["warm"]
+    for key in ("eager_ms", "compile_ms", "candidate_ms", "speedup_vs_eager_low",
+                "speedup_vs_compile_low", "calls", "rounds", "protocol"):
+        assert key in warm, key
+    assert set(warm["compile_modes_ms"]) == set(MODES.split(","))
+    assert warm["compile_mode"] in MODES.split(",")
+    assert data["compile_mode"] in MODES.split(",")
+    assert data["breakdown"]["compile"]["mode"] == warm["compile_mode"]
+    roof = data["roofline"]
+    assert roof["task"]["in_bytes"] == 8 * 256 * 4 and roof["task"]["out_bytes"] == 8 * 256 * 4
+    assert roof["peaks"]["source"] and roof["candidate"]["pct_of_roofline"] > 0
+    for text in ("warm, back to back", "where the time goes", "distance to the limit",
+                 "aten::sigmoid", f"torch.compile mode: {data['compile_mode']} (the fastest"):
+        assert text in stdout, text
+    assert max(len(line) for line in stdout.splitlines()) <= 80
+
+
+def _pointer_cached(fn: Any) -> tuple[Any, list[int]]:
+    """`fn` behind a cache keyed on the input's data pointer and shape; counts its hits."""
+    hits: list[int] = []
+    cache: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        key = (x.data_ptr(), tuple(x.shape))
+        if key in cache:
+            hits.append(1)
+            return cache[key]
+        cache[key] = fn(x)
+        return cache[key]
+
+    return call, hits
+
+
+def test_pointer_cache_never_hits_across_back_to_back_calls() -> None:
+    """Every call of a burst has its own inputs, and the next burst's are drawn while the
+    last one's are held: no address repeats, so a pointer cache gains nothing; the copies
+    kept of every call's outputs are that call's own."""
+    task = load_module(TASK, "zoo_task_warm")
+    bench = Bench(task, torch.device("cpu"))
+    burst = Burst(bench)
+    model = task.Model(*task.get_init_inputs())
+    fn, hits = _pointer_cached(model)
+    for first in (1, 100):
+        seeds = list(range(first, first + 9))
+        reply = burst.run(fn, {"seeds": seeds, "keep": True})
+        assert reply["calls"] == 8 and reply["ms"] > 0 and not reply["violations"]
+        for i, seed in enumerate(seeds[1:]):
+            _, leaves = bench.kept[f"w{i}"]
+            expected = model(*draw_inputs(task, seed, bench.device))
+            torch.testing.assert_close(leaves[0][1], expected)
+    assert hits == []
+
+
+def test_burst_breakdown_entries_and_gap_add_up_to_the_call() -> None:
+    task = load_module(TASK, "zoo_task_breakdown")
+    bench = Bench(task, torch.device("cpu"))
+    reply = Burst(bench).run(task.Model(*task.get_init_inputs()),
+                             {"seeds": list(range(6)), "profile": True})
+    part = reply["breakdown"]
+    assert part["calls"] == 5 and part["call_ms"] == pytest.approx(reply["ms"])
+    assert part["summed_ms"] + part["gap_ms"] == pytest.approx(part["call_ms"])
+
+
+def _verdict(cold: float, warm: float | None, skipped: bool = False) -> Verdict:
+    verdict = Verdict(compiled=True, correct=True)
+    verdict.speedup_vs_eager = verdict.speedup_vs_eager_low = cold
+    verdict.speedup_vs_compile = verdict.speedup_vs_compile_low = cold
+    if skipped:
+        verdict.warm = {"skipped": "too large"}
+    elif warm is not None:
+        verdict.warm = {f"speedup_vs_{b}{s}": warm for b in ("eager", "compile")
+                        for s in ("", "_low")}
+    return verdict
+
+
+@pytest.mark.parametrize(("cold", "warm", "skipped", "reward"), [
+    (1.5, 1.5, False, 3.0),   # faster under both protocols
+    (1.5, 0.94, False, 1.0),  # wins single calls, loses back to back: not faster
+    (1.5, 1.04, False, 1.0),  # back to back inside the margin: not faster
+    (0.9, 2.0, False, 1.0),   # warm alone never earns it either
+    (1.5, None, True, 3.0),   # warm not measurable (memory): the cold figure decides
+])
+def test_speed_milestones_need_both_protocols(cold: float, warm: float | None, skipped: bool,
+                                              reward: float) -> None:
+    verdict = _verdict(cold, warm, skipped)
+    verdict.reward = milestone_reward(verdict, 0.05)
+    assert verdict.reward == reward
+    assert verdict.accepted is (reward >= 3)
+
+
+def test_wins_eager_both_ways_but_compile_only_cold_earns_two() -> None:
+    verdict = _verdict(1.5, 1.5)
+    verdict.warm["speedup_vs_compile_low"] = 0.9
+    assert milestone_reward(verdict, 0.05) == 2.0
+
+
+def test_ncu_refused_clearly_where_it_cannot_run(tmp_path: Path) -> None:
+    assert "needs a CUDA device" in unavailable("cpu")
+    path = os.environ["PATH"]
+    try:
+        os.environ["PATH"] = str(tmp_path)  # a machine without Nsight Compute
+        assert "`ncu`) is not on PATH" in unavailable("cuda")
+    finally:
+        os.environ["PATH"] = path
+
+
+def test_cli_profile_ncu_refuses_at_once_and_still_profiles(profiled) -> None:
+    data, stdout, stderr = profiled
+    assert "--ncu: not run: --ncu needs a CUDA device" in stderr
+    assert data["ncu"] == {"available": False, "reason": data["ncu"]["reason"]}
+    assert "Nsight Compute: not run" in stdout
+    assert data["warm"] and data["breakdown"] and data["roofline"]
+
+
+def test_cli_rejects_an_unknown_compile_mode() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cudaopt.cli", "check", str(TASK), str(ZOO / "correct.py"),
+         "--device", "cpu", "--compile-mode", "default,fastest"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "'fastest'" in proc.stdout + proc.stderr
+
+
+def test_ncu_raw_csv_is_read_past_its_own_messages() -> None:
+    """The shape of `ncu --csv --page raw`: ==PROF== lines around a header, a units row and
+    one row per kernel; the costliest stall reason per kernel is named."""
+    from cudaopt.judge.ncu import COMPUTE, MEMORY, OCCUPANCY, parse
+
+    stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    columns = ["ID", "Kernel Name", OCCUPANCY, MEMORY, COMPUTE, stall.format("long_scoreboard"),
+               stall.format("wait")]
+    rows = [columns, ["", "", "%", "%", "%", "ratio", "ratio"],
+            ["0", "fused_swish_kernel(const float4 *)", "81.2", "88.04", "20.1", "3.5", "0.8"]]
+    text = "\n".join(",".join(f'"{c}"' for c in row) for row in rows)
+    found = parse(f"==PROF== Connected to process 1\n{text}\n==PROF== Disconnected\n")
+    assert found == [{"name": "fused_swish_kernel(const float4 *)", "occupancy": "81%",
+                      "memory": "88%", "compute": "20%",
+                      "stall": "long_scoreboard (3.50 cycles/instr)"}]
+
+
+def test_task_too_large_for_a_burst_keeps_the_breakdown_and_the_cold_figure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where three sets of inputs and outputs do not fit the burst's memory budget, the warm
+    figure is marked skipped (the cold one decides the reward), and the breakdown comes from
+    one profiled call; the roofline then uses the cold per-call times."""
+    from cudaopt.judge import JudgeOptions, Status, check, warm
+
+    monkeypatch.setattr(warm, "BUDGET_BYTES", {"cpu": 1, "cuda": 1})
+    verdict = check(TASK, ZOO / "correct.py",
+                    JudgeOptions(device="cpu", seed=7, compile_baseline=False,
+                                 time_budget_s=2.0, min_rounds=3, max_rounds=6))
+    assert verdict.status is Status.OK, verdict.error or verdict.violations
+    assert "do not fit" in verdict.warm["skipped"]
+    assert set(verdict.breakdown) == {"eager", "candidate"}
+    assert verdict.breakdown["eager"]["calls"] == 1
+    assert verdict.roofline["time"] == "cold per-call time"
+    assert verdict.roofline["candidate"]["ms"] == verdict.candidate.median_ms
+    assert verdict.reward == milestone_reward(verdict, 0.05)
+
+
+def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> None:
+    from cudaopt.report_run import render_markdown
+    from cudaopt.rundir import RunMeta
+
+    data, _, _ = profiled
+    verdict = Verdict.from_json(data)
+    assert verdict.warm == data["warm"] and verdict.roofline == data["roofline"]
+    meta = RunMeta(run_id="r", task=str(TASK), model="m", device="cpu", started="now")
+    text = render_markdown(meta, verdict)
+    for row in ("| warm (back to back) |", "| distance to the limit |",
+                f"| torch.compile mode | {data['compile_mode']} |"):
+        assert row in text, text
+    assert f"{data['roofline']['candidate']['pct_of_roofline']:.0f}% of roofline" in text
+
+
+def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
+    """Per round, the compile baseline is the fastest mode; the summed kernel time too."""
+    from cudaopt.judge.warm import summarize
+
+    def burst(ms: float) -> dict[str, float]:
+        return {"ms": ms, "host_ms": ms}
+
+    rounds = [{"eager": burst(2.0), "compile:a": burst(1.1 if i % 2 else 1.5),
+               "compile:b": burst(1.2), "candidate": burst(1.0)} for i in range(5)]
+    profiled = {n: {"breakdown": {"unit": "kernel", "summed_ms": ms}}
+                for n, ms in (("eager", 1.8), ("compile:a", 1.0), ("compile:b", 1.1),
+                              ("candidate", 0.9))}
+    warm = summarize(rounds, ["eager", "compile:a", "compile:b"], profiled, 10)
+    assert warm["compile_mode"] == "b" and warm["compile_modes_ms"] == {"a": 1.5, "b": 1.2}
+    assert warm["speedup_vs_compile"] == pytest.approx(1.2)  # rounds: 1.2, 1.1, 1.2, 1.1, 1.2
+    assert warm["speedup_vs_eager"] == pytest.approx(2.0)
+    assert warm["kernel_ms"] == {"eager": 1.8, "compile": 1.0, "candidate": 0.9}
+    assert warm["kernel_speedup_vs_compile"] == pytest.approx(1.0 / 0.9)
+
+
+def test_settings_take_several_compile_modes_and_refuse_unknown_ones(tmp_path: Path) -> None:
+    from cudaopt.config import ConfigError, load_settings
+
+    env = {"HOME": str(tmp_path), "CUDAOPT_COMPILE_MODE": MODES}
+    assert load_settings(tmp_path, env=env).judge_options().compile_mode == MODES
+    with pytest.raises(ConfigError, match="'fastest' is not one of"):
+        load_settings(tmp_path, env={**env, "CUDAOPT_COMPILE_MODE": "default,fastest"})
