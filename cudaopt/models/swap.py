@@ -21,6 +21,7 @@ from cudaopt.judge.build import MODULE_NAME, build_kernels
 from cudaopt.models import groups, specs
 from cudaopt.models.origin import state_spec
 from cudaopt.models.sources import Source, resolve
+from cudaopt.models.staging import stage
 from cudaopt.task import BadInput
 
 
@@ -41,6 +42,7 @@ def swap(model: torch.nn.Module, pattern: str, source: str | Path, *,
     """
     src = resolve(source, Path(task) if task else None, Path(repo) if repo else None)
     paths = check_fit(model, pattern, src, list(inputs) if inputs is not None else None)
+    src = stage(src)
     device = _device_of(model.get_submodule(paths[0]))
     cls = load_model_new(src, device, build_dir, build_timeout_s)
     init = list(_task_module(src).get_init_inputs())

@@ -23,6 +23,7 @@ from cudaopt.models import specs
 from cudaopt.models.entry import Entry, load_entry
 from cudaopt.models.extract import STANDALONE, imported_source
 from cudaopt.models.sources import Source, resolve
+from cudaopt.models.staging import stage
 from cudaopt.models.swap import SwapError, check_fit
 from cudaopt.rundir import state_dir
 from cudaopt.task import BadInput
@@ -84,6 +85,7 @@ def plan(entry: Entry, pairs: list[tuple[str, str]], device: str) -> tuple[list[
             if path in taken:
                 raise SwapError(f"{path} matches both {taken[path]} and {swap.pattern}")
             taken[path] = swap.pattern
+        swap.source = stage(swap.source)
     return inputs, swaps
 
 
@@ -101,7 +103,7 @@ def check_model(entry: Entry, pairs: list[tuple[str, str]], options: JudgeOption
                                  lambda m, n=n: say(f"kernel {n}: {m}"))
         for swap in swaps:
             swap.verdict = swap.verdict or next(s.verdict for s in swaps
-                                                if s.source.folder == swap.source.folder)
+                                                if _key(s) == _key(swap))
     whole = replace(options, allow=["*"],
                     build_dir=options.build_dir or shared_build_dir(swaps, device))
     verdict = check(folder / "model.py", folder / "candidate" / "model_new.py", whole,
@@ -111,10 +113,16 @@ def check_model(entry: Entry, pairs: list[tuple[str, str]], options: JudgeOption
     return ModelCheck(entry.spec, swaps, verdict, folder, [note])
 
 
+def _key(swap: Swap) -> tuple[Path, Path]:
+    return swap.source.folder, swap.source.task
+
+
 def _distinct(swaps: list[Swap]) -> list[Swap]:
-    seen: dict[Path, Swap] = {}
+    """One per kernel and task: the same kernel swapped in under two patterns is judged,
+    built and imported once."""
+    seen: dict[tuple[Path, Path], Swap] = {}
     for swap in swaps:
-        seen.setdefault(swap.source.folder, swap)
+        seen.setdefault(_key(swap), swap)
     return list(seen.values())
 
 
@@ -134,7 +142,7 @@ def write_pair(entry: Entry, root: list[specs.ArgSpec], swaps: list[Swap]) -> Pa
     loader = STANDALONE.read_text().split('"""', 2)[2].lstrip("\n")
     (candidate / "user_entry.py").write_text(
         loader + f"\nENTRY, ROOT = {entry.text!r}, {entry.root!r}\n")
-    _merge_kernels(candidate / "kernels", _distinct(swaps))
+    _merge_kernels(candidate / "kernels", swaps)
     (candidate / "model_new.py").write_text(_candidate_source(swaps, candidate))
     return folder
 
@@ -145,12 +153,16 @@ def _merge_kernels(into: Path, swaps: list[Swap]) -> None:
     With several sources their files are prefixed by number, so object files stay apart."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir()
-    with_kernels = [s for s in swaps if s.source.kernels]
-    for n, swap in enumerate(with_kernels):
-        for path in sorted(swap.source.kernels.iterdir()):
+    folders = _kernel_folders(swaps)
+    for n, folder in enumerate(folders):
+        for path in sorted(folder.iterdir()):
             if path.is_file():
-                name = f"k{n}_{path.name}" if len(with_kernels) > 1 else path.name
+                name = f"k{n}_{path.name}" if len(folders) > 1 else path.name
                 (into / name).symlink_to(path.resolve())
+
+
+def _kernel_folders(swaps: list[Swap]) -> list[Path]:
+    return list(dict.fromkeys(s.source.kernels for s in swaps if s.source.kernels))
 
 
 def shared_build_dir(swaps: list[Swap], device: str) -> Path | None:
@@ -158,21 +170,22 @@ def shared_build_dir(swaps: list[Swap], device: str) -> Path | None:
     source's own build folder (from its judging, or a swap) serves unchanged."""
     from cudaopt.judge.api import default_build_dir
 
-    sources = [s for s in _distinct(swaps) if s.source.kernels]
-    return default_build_dir(sources[0].source.model_new, device) if len(sources) == 1 else None
+    folders = _kernel_folders(swaps)
+    return default_build_dir(folders[0].parent / "model_new.py", device) if len(folders) == 1 \
+        else None
 
 
 def _candidate_source(swaps: list[Swap], candidate: Path) -> str:
     """ModelNew is the user's model with each matching submodule replaced by the source's
     ModelNew, made with its task's init inputs (the judge then loads the original weights)."""
     distinct = _distinct(swaps)
-    index = {swap.source.folder: n for n, swap in enumerate(distinct)}
+    index = {_key(swap): n for n, swap in enumerate(distinct)}
     for n, swap in enumerate(distinct):
         shutil.copyfile(swap.source.model_new, candidate / f"swap_{n}.py")
         shutil.copyfile(swap.source.task, candidate / f"task_{n}.py")
     imports = "".join(f"import swap_{n}\nimport task_{n}\n" for n in range(len(distinct)))
-    table = "".join(f"    ({s.paths!r}, swap_{index[s.source.folder]}, "
-                    f"task_{index[s.source.folder]}),\n" for s in swaps)
+    table = "".join(f"    ({s.paths!r}, swap_{index[_key(s)]}, task_{index[_key(s)]}),\n"
+                    for s in swaps)
     return (f"import torch.nn as nn\n\nimport user_entry\n{imports}\nSWAPS = [\n{table}]\n\n\n"
             "class ModelNew(nn.Module):\n"
             "    def __new__(cls, *args):\n"
