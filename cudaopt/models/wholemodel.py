@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -154,11 +155,26 @@ def _merge_kernels(into: Path, swaps: list[Swap]) -> None:
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir()
     folders = _kernel_folders(swaps)
+    _check_bound_names(folders)
     for n, folder in enumerate(folders):
         for path in sorted(folder.iterdir()):
             if path.is_file():
                 name = f"k{n}_{path.name}" if len(folders) > 1 else path.name
                 (into / name).symlink_to(path.resolve())
+
+
+def _check_bound_names(folders: list[Path]) -> None:
+    """One module holds every source's functions: a name bound twice would silently call
+    the first source's function from the second's ModelNew."""
+    owner: dict[str, Path] = {}
+    for folder in folders:
+        for path in sorted(folder.iterdir()):
+            if path.suffix not in (".cpp", ".cc", ".cxx", ".cu"):
+                continue
+            for name in re.findall(r"\.def\(\s*\"(\w+)\"", path.read_text(errors="replace")):
+                if owner.setdefault(name, folder) != folder:
+                    raise BadInput(f"two swapped kernels bind a function named {name!r} "
+                                   f"({owner[name]} and {folder}); rename one")
 
 
 def _kernel_folders(swaps: list[Swap]) -> list[Path]:

@@ -4,6 +4,7 @@ tracing, real kernel builds, real judging, a real git repository."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -186,10 +187,18 @@ def test_check_model_commits_a_loader_branch(checked: dict, project: Path) -> No
     assert type(model.blocks[2].norm2).__name__ == "ModelNew"
 
 
-def test_check_model_refuses_bad_swaps_early(norm_run: Path) -> None:
+def test_check_model_refuses_bad_swaps_early(norm_run: Path, project: Path) -> None:
     result = runner.invoke(app, ["check-model", f"{TINY}:build", "--swap", "nonsense",
                                  "--device", "cpu"])
     assert result.exit_code == 2 and "PATTERN=SOURCE" in result.output
     result = runner.invoke(app, ["check-model", f"{TINY}:build_wrong_shape", "--swap",
                                  f"blocks.*.norm*={norm_run}", "--device", "cpu"])
     assert result.exit_code == 2 and "refusing to swap" in result.output
+    other = norm_run.parent / "norm-2"  # another kernel binding the same function name
+    shutil.copytree(norm_run, other, ignore=shutil.ignore_patterns(".cudaopt"))
+    cpp = other / "best" / "kernels" / "rms_norm.cpp"
+    cpp.write_text("// a second version\n" + cpp.read_text())
+    result = runner.invoke(app, ["check-model", f"{project / 'tinylm.py'}:build", "--device",
+                                 "cpu", "--swap", f"blocks.*.norm1={norm_run}", "--swap",
+                                 f"blocks.*.norm2={other}"])
+    assert result.exit_code == 2 and "bind a function named 'rms_norm'" in result.output

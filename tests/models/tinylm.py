@@ -80,7 +80,10 @@ def build(device: str = "cpu", dtype: torch.dtype = torch.float32):
 
 
 def build_bf16(device: str = "cuda"):
-    return build(device, torch.bfloat16)
+    """A GPU-sized bf16 model: 4 layers of width 1024 over 8 x 256 tokens."""
+    torch.manual_seed(0)
+    model = TinyLM(vocab=1024, dim=1024, heads=16, layers=4).to(device, torch.bfloat16).eval()
+    return model, (torch.randint(0, 1024, (8, 256), device=device),)
 
 
 def build_wrong_shape():
