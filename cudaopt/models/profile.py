@@ -46,6 +46,7 @@ class ModelProfile:
     compile_ms: float | None  # whole forward under torch.compile, None if not asked
     hooked_ms: float  # whole forward with the hooks installed (what shares are of)
     modules: list[ModuleStat]
+    kept: int = 0  # of the `iters` hooked forwards, those not disturbed (what shares are of)
     compile_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -57,10 +58,21 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_forward_ms(fn: Callable[[], Any], device: str, iters: int) -> float:
+def _tick(say: Say | None, label: str, done: int, total: int, started: float) -> None:
+    """`label: 3/10, ~2 s left`: a line that shows long profiles are moving."""
+    if say is None:
+        return
+    left_s = (time.perf_counter() - started) / max(done, 1) * (total - done)
+    say(f"{label}: {done}/{total}" + (f", ~{left_s:.0f} s left" if done else ""))
+
+
+def time_forward_ms(fn: Callable[[], Any], device: str, iters: int, say: Say | None = None,
+                    label: str = "timing forwards") -> float:
     """Median wall time of `iters` synchronized calls."""
     times = []
-    for _ in range(iters):
+    started = time.perf_counter()
+    for i in range(iters):
+        _tick(say, label, i, iters, started)
         sync(device)
         start = time.perf_counter()
         fn()
@@ -84,25 +96,25 @@ def profile_model(model: torch.nn.Module, inputs: list[Any], device: str, iters:
     with torch.no_grad():
         say("warming up and recording module inputs")
         captured = capture(model, inputs, device)
-        say(f"timing {iters} eager forwards")
-        eager_ms = time_forward_ms(lambda: model(*inputs), device, iters)
-        say(f"timing {iters} forwards, module by module")
-        per_path, hooked_ms, kept = _attributed(model, inputs, device, iters)
+        eager_ms = time_forward_ms(lambda: model(*inputs), device, iters, say, "eager forwards")
+        per_path, hooked_ms, kept = _attributed(model, inputs, device, iters, say)
         compile_ms, compile_error = None, None
         if compile:
             compile_ms, compile_error = _compiled_ms(model, inputs, device, iters, say)
     modules = _stats(model, per_path, captured, kept)
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
-    return ModelProfile(device, name, iters, eager_ms, compile_ms, hooked_ms, modules,
+    return ModelProfile(device, name, iters, eager_ms, compile_ms, hooked_ms, modules, kept,
                         compile_error)
 
 
-def _attributed(model: torch.nn.Module, inputs: list[Any], device: str,
-                iters: int) -> tuple[dict[str, tuple[float, float, int]], float, int]:
+def _attributed(model: torch.nn.Module, inputs: list[Any], device: str, iters: int,
+                say: Say) -> tuple[dict[str, tuple[float, float, int]], float, int]:
     """Per-module times summed over the forwards that were not disturbed: a forward taking
     over 1.5x the median (another process took the machine) is left out."""
     runs = []
-    for _ in range(iters):
+    started = time.perf_counter()
+    for i in range(iters):
+        _tick(say, "forwards, module by module", i, iters, started)
         with CallTree(model, device) as tree:
             model(*inputs)
         runs.append(attribute(tree.calls, tree.durations_ms()))
@@ -119,13 +131,13 @@ def _attributed(model: torch.nn.Module, inputs: list[Any], device: str,
 
 def _compiled_ms(model: torch.nn.Module, inputs: list[Any], device: str, iters: int,
                  say: Say) -> tuple[float | None, str | None]:
-    say("compiling the model (torch.compile)")
+    say("compiling the model (torch.compile; a minute or more for a large model)")
     try:
         compiled = torch.compile(model)
         for _ in range(2):
             compiled(*inputs)
-        say(f"timing {iters} compiled forwards")
-        return time_forward_ms(lambda: compiled(*inputs), device, iters), None
+        return time_forward_ms(lambda: compiled(*inputs), device, iters, say,
+                               "compiled forwards"), None
     except Exception as exc:  # noqa: BLE001 - a model torch.compile rejects still profiles
         return None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 

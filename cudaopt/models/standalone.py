@@ -51,3 +51,16 @@ def build_entry(entry: str, root: str = ".", device=None):
     if device is None:
         device = torch.get_default_device() if hasattr(torch, "get_default_device") else "cpu"
     return fn(device=str(device)) if takes_device(fn) else fn()
+
+
+def plain(output):
+    """Outputs the judge can compare: model-output classes (dict or tuple subclasses, as
+    Hugging Face models return) become plain dicts, tuples and lists."""
+    if isinstance(output, torch.Tensor) or output is None:
+        return output
+    if isinstance(output, dict):
+        return {str(k): plain(v) for k, v in output.items()}
+    if isinstance(output, (list, tuple)):
+        items = [plain(v) for v in output]
+        return items if isinstance(output, list) else tuple(items)
+    return output

@@ -22,7 +22,7 @@ from typing import Any
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.models import specs
 from cudaopt.models.entry import Entry, load_entry
-from cudaopt.models.extract import STANDALONE, imported_source
+from cudaopt.models.extract import STANDALONE
 from cudaopt.models.sources import Source, resolve
 from cudaopt.models.staging import stage
 from cudaopt.models.swap import SwapError, check_fit
@@ -136,13 +136,13 @@ def write_pair(entry: Entry, root: list[specs.ArgSpec], swaps: list[Swap]) -> Pa
     folder = state_dir(home) / "models" / f"check-{digest}"
     candidate = folder / "candidate"
     candidate.mkdir(parents=True, exist_ok=True)
-    (folder / "model.py").write_text(
-        f"# cudaopt whole-model task: the original model of {entry.spec}\n"
-        + imported_source(entry, "") + "\n\n" + specs.get_inputs_source(root)
-        + "\n\ndef get_init_inputs():\n    return []\n")
     loader = STANDALONE.read_text().split('"""', 2)[2].lstrip("\n")
-    (candidate / "user_entry.py").write_text(
-        loader + f"\nENTRY, ROOT = {entry.text!r}, {entry.root!r}\n")
+    constants = f"\nimport torch.nn as nn\n\nENTRY, ROOT = {entry.text!r}, {entry.root!r}\n"
+    (folder / "model.py").write_text(
+        f"# cudaopt whole-model task: the original model of {entry.spec}\n" + loader + constants
+        + _WRAPPER.format(cls="Model", build="build_entry(ENTRY, ROOT)", swaps="")
+        + "\n\n" + specs.get_inputs_source(root) + "\n\ndef get_init_inputs():\n    return []\n")
+    (candidate / "user_entry.py").write_text(loader + constants)
     _merge_kernels(candidate / "kernels", swaps)
     (candidate / "model_new.py").write_text(_candidate_source(swaps, candidate))
     return folder
@@ -202,15 +202,30 @@ def _candidate_source(swaps: list[Swap], candidate: Path) -> str:
     imports = "".join(f"import swap_{n}\nimport task_{n}\n" for n in range(len(distinct)))
     table = "".join(f"    ({s.paths!r}, swap_{index[_key(s)]}, task_{index[_key(s)]}),\n"
                     for s in swaps)
-    return (f"import torch.nn as nn\n\nimport user_entry\n{imports}\nSWAPS = [\n{table}]\n\n\n"
-            "class ModelNew(nn.Module):\n"
-            "    def __new__(cls, *args):\n"
-            "        model, _ = user_entry.build_entry(user_entry.ENTRY, user_entry.ROOT)\n"
-            "        for paths, module, task in SWAPS:\n"
-            "            init = list(task.get_init_inputs())\n"
-            "            for path in paths:\n"
-            "                owner, _, name = path.rpartition('.')\n"
-            "                parent = model.get_submodule(owner)\n"
-            "                new = module.ModelNew(*init)\n"
-            "                setattr(parent, name, new.train(getattr(parent, name).training))\n"
-            "        return model\n")
+    return (f"import torch.nn as nn\n\nimport user_entry\nfrom user_entry import plain\n"
+            f"{imports}\nSWAPS = [\n{table}]\n"
+            + _WRAPPER.format(cls="ModelNew", swaps=_SWAPPING,
+                              build="user_entry.build_entry(user_entry.ENTRY, user_entry.ROOT)"))
+
+
+_SWAPPING = """\
+        for paths, module, task in SWAPS:
+            init = list(task.get_init_inputs())
+            for path in paths:
+                owner, _, name = path.rpartition(".")
+                parent = self.model.get_submodule(owner)
+                new = module.ModelNew(*init)
+                setattr(parent, name, new.train(getattr(parent, name).training))
+"""
+_WRAPPER = """
+
+class {cls}(nn.Module):
+    \"\"\"The user's model (its parameters under `model.`), giving plain outputs.\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.model, _ = {build}
+{swaps}
+    def forward(self, *args):
+        return plain(self.model(*args))
+"""
