@@ -187,6 +187,18 @@ def test_check_model_commits_a_loader_branch(checked: dict, project: Path) -> No
     assert type(model.blocks[2].norm2).__name__ == "ModelNew"
 
 
+def test_swap_from_a_branch(checked: dict, project: Path) -> None:
+    """A branch is read through git: nothing is checked out, the working tree unchanged."""
+    before = git(project, "status", "--porcelain")
+    model, inputs = load_entry(parse_entry(f"{TINY}:build"), "cpu")
+    swapped = cudaopt.swap(model, "blocks.1.norm*", "cudaopt/tinylm-norms", repo=project,
+                           inputs=inputs)
+    assert swapped == ["blocks.1.norm1", "blocks.1.norm2"]
+    assert git(project, "status", "--porcelain") == before
+    with pytest.raises(BadInput, match="neither a run folder"):
+        cudaopt.swap(model, "norm", project / "notes.txt")
+
+
 def test_check_model_refuses_bad_swaps_early(norm_run: Path, project: Path) -> None:
     result = runner.invoke(app, ["check-model", f"{TINY}:build", "--swap", "nonsense",
                                  "--device", "cpu"])
