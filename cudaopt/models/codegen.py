@@ -9,6 +9,7 @@ Anything the generated file cannot name without the user's code raises `NotStand
 
 from __future__ import annotations
 
+import ast
 import base64
 import types
 from typing import Any
@@ -28,8 +29,46 @@ class NotStandalone(Exception):
     """The submodule cannot be written as a file that runs without the user's code."""
 
 
-def traced_source(module: torch.nn.Module) -> str:
-    """Everything of the task file but the header and get_inputs/get_init_inputs."""
+class Sizes:
+    """Constructor arguments, KernelBench style: each size (an int of 2 or more given to a
+    torch layer by keyword, or a dimension of a loose parameter) becomes an argument of
+    `Model.__init__`, named after the first keyword it was given as; `get_init_inputs()`
+    returns the recorded values. Disabled, every size stays a literal."""
+
+    _RESERVED = {"self", "torch", "nn", "device", "inf", "nan", "math", "operator", "base64",
+                 "pytree", "fx_pytree", "NoneType", "_tensor"}
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.names: dict[int, str] = {}
+
+    def name(self, value: int, hint: str) -> str:
+        if value not in self.names:
+            taken = set(self.names.values()) | self._RESERVED
+            name, n = hint, 2
+            while name in taken:
+                name, n = f"{hint}_{n}", n + 1
+            self.names[value] = name
+        return self.names[value]
+
+    def layer(self, source: str) -> str:
+        if not self.enabled:
+            return source
+        tree = ast.parse(source, mode="eval")
+        for kw in tree.body.keywords:
+            value = getattr(kw.value, "value", None)
+            if kw.arg and type(value) is int and value >= 2:
+                kw.value = ast.Name(self.name(value, kw.arg))
+        return ast.unparse(tree)
+
+    def shape(self, shape: tuple[int, ...]) -> str:
+        dims = [self.name(d, "size") if self.enabled and d >= 2 else str(d) for d in shape]
+        return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
+
+
+def traced_source(module: torch.nn.Module, parametrize: bool = True) -> tuple[str, list[int]]:
+    """Everything of the task file but the header and get_inputs/get_init_inputs, and the
+    values get_init_inputs() returns."""
     try:
         gm = torch.fx.symbolic_trace(module)
     except Exception as exc:  # noqa: BLE001 - any trace failure means: import the user's code
@@ -37,16 +76,18 @@ def traced_source(module: torch.nn.Module) -> str:
                             f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
     code = gm.graph.python_code("self")
     imports = _imports(code.globals)
-    init = _init_lines(gm, module)
+    sizes = Sizes(parametrize)
+    init = _init_lines(gm, module, sizes)
     body = code.src.strip("\n").replace("def forward(", "    def forward(", 1)
     body = "\n".join(("    " + line.rstrip()) if i and line.strip() else line.rstrip()
                      for i, line in enumerate(body.split("\n")))
     helper = ("\n\ndef _tensor(data, dtype, shape):\n"
               "    raw = bytearray(base64.b64decode(data))\n"
               "    return torch.frombuffer(raw, dtype=dtype).reshape(shape).clone()\n")
-    return (_PRELUDE + imports + helper + "\n\nclass Model(nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n" + "".join(f"        {x}\n" for x in init) + "\n" + body
-            + "\n")
+    args = "".join(f", {name}" for name in sizes.names.values())
+    return (_PRELUDE + imports + helper + f"\n\nclass Model(nn.Module):\n"
+            f"    def __init__(self{args}):\n        super().__init__()\n"
+            + "".join(f"        {x}\n" for x in init) + "\n" + body + "\n", list(sizes.names))
 
 
 def _imports(found: dict[str, Any]) -> str:
@@ -67,7 +108,8 @@ def _imports(found: dict[str, Any]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _init_lines(gm: torch.fx.GraphModule, original: torch.nn.Module) -> list[str]:
+def _init_lines(gm: torch.fx.GraphModule, original: torch.nn.Module,
+                sizes: Sizes) -> list[str]:
     lines: list[str] = []
     made: set[str] = {""}
     leaves: set[str] = set()
@@ -80,10 +122,10 @@ def _init_lines(gm: torch.fx.GraphModule, original: torch.nn.Module) -> list[str
             continue  # a tensor of a layer already re-created
         lines += _containers(owner, made)
         if op == "call_module":
-            lines.append(f"self.{target} = {_layer(gm.get_submodule(target))}")
+            lines.append(f"self.{target} = {_layer(gm.get_submodule(target), sizes)}")
             leaves.add(target)
         else:
-            lines.append(_tensor_line(target, _attr(gm, target), target in state))
+            lines.append(_tensor_line(target, _attr(gm, target), target in state, sizes))
     return lines
 
 
@@ -97,7 +139,7 @@ def _containers(owner: str, made: set[str]) -> list[str]:
     return out
 
 
-def _layer(layer: torch.nn.Module) -> str:
+def _layer(layer: torch.nn.Module, sizes: Sizes) -> str:
     """`nn.X(<extra_repr>)`: for torch's layers the repr is their constructor's arguments;
     checked by building it and comparing parameter shapes."""
     cls = type(layer)
@@ -114,6 +156,7 @@ def _layer(layer: torch.nn.Module) -> str:
     if len(dtypes) > 1 or {k: s for k, (s, _) in want.items()} != {k: s for k, (s, _) in
                                                                   got.items()}:
         raise NotStandalone(f"{source} does not rebuild the layer's parameters")
+    source = sizes.layer(source)
     if dtypes and dtypes != {torch.get_default_dtype()}:
         source += f".to({dtypes.pop()})"
     if not layer.training:
@@ -126,15 +169,16 @@ def _attr(gm: torch.fx.GraphModule, target: str) -> Any:
     return getattr(gm.get_submodule(owner) if owner else gm, name)
 
 
-def _tensor_line(target: str, value: Any, persistent: bool) -> str:
+def _tensor_line(target: str, value: Any, persistent: bool, sizes: Sizes) -> str:
     owner, _, name = target.rpartition(".")
     where = f"self.{owner}" if owner else "self"
     if isinstance(value, torch.nn.Parameter):
         data = value.detach().float()
         mean = round(float(data.mean()), 6) if data.numel() else 0.0
         std = round(float(data.std()), 6) if data.numel() > 1 else 0.0
-        draw = (f"torch.full({tuple(value.shape)}, {mean!r})" if std == 0 else
-                f"torch.randn({tuple(value.shape)}) * {std!r} + {mean!r}")
+        shape = sizes.shape(tuple(value.shape))
+        draw = (f"torch.full({shape}, {mean!r})" if std == 0 else
+                f"torch.randn({shape}) * {std!r} + {mean!r}")
         return (f"{where}.{name} = nn.Parameter(({draw}).to({value.dtype}), "
                 f"requires_grad={value.requires_grad})")
     if not isinstance(value, torch.Tensor):

@@ -82,19 +82,24 @@ def _matching(model: torch.nn.Module, patterns: list[str]) -> list[str]:
 def _write(entry: Entry, model: torch.nn.Module, grp: groups.Group, got: Captured, out: Path,
            device: str, share: float | None) -> Extracted:
     module = model.get_submodule(grp.paths[0])
-    mode, note = "traced", ""
-    try:
-        body = codegen.traced_source(module)
-        _self_check(body, module, got, device)
-    except codegen.NotStandalone as exc:
-        mode, note = "imported", str(exc)
+    mode, note, init = "traced", "", []
+    for parametrize in (True, False):  # sizes as constructor arguments, else as literals
+        try:
+            body, init = codegen.traced_source(module, parametrize)
+            _self_check(body, init, module, got, device)
+            break
+        except codegen.NotStandalone as exc:
+            note = str(exc)
+    else:
+        mode, init = "imported", []
         body = imported_source(entry, grp.paths[0])
     origin = {"entry": entry.spec, "entry_path": entry.text, "root": entry.root,
               "paths": grp.paths, "class": type(module).__qualname__, "mode": mode,
               "device": device, "inputs": specs.to_json(grp.inputs),
               "state": state_spec(module)}
     text = (_header(entry, grp, module, mode, note) + header_line(origin) + "\n" + body + "\n\n"
-            + specs.get_inputs_source(grp.inputs) + "\n\ndef get_init_inputs():\n    return []\n")
+            + specs.get_inputs_source(grp.inputs)
+            + f"\n\ndef get_init_inputs():\n    return {init!r}\n")
     path = out / f"{grp.paths[0] or 'model'}.py"
     path.write_text(text)
     return Extracted(path, grp.paths, type(module).__qualname__, mode, note, share)
@@ -130,14 +135,15 @@ def imported_source(entry: Entry, path: str) -> str:
             "        return model.get_submodule(PATH)\n")
 
 
-def _self_check(body: str, module: torch.nn.Module, got: Captured, device: str) -> None:
+def _self_check(body: str, init: list[Any], module: torch.nn.Module, got: Captured,
+                device: str) -> None:
     """The generated Model, given the real weights and the recorded inputs, must give the
     real module's recorded output; a trace that specialised away behaviour fails here."""
     namespace = types.ModuleType("cudaopt_traced_check")
     try:
         exec(compile(body, "<traced task>", "exec"), namespace.__dict__)  # noqa: S102
         with torch.device(device):
-            model = namespace.Model()
+            model = namespace.Model(*init)
         model.load_state_dict(module.state_dict(), strict=True)
         with torch.no_grad():
             output = model(*got.args)

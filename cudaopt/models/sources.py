@@ -88,12 +88,12 @@ def _find_task(label: str, folder: Path) -> Path:
 
 def _branch(name: str, where: Path) -> Path:
     """Copy the candidate folder of branch `name` out of git (the working tree untouched)."""
-    from git import GitCommandError, InvalidGitRepositoryError, Repo
+    from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
     try:
         repo = Repo(where, search_parent_directories=True)
         sha = repo.git.rev_parse("--verify", "-q", f"{name}^{{commit}}")
-    except (InvalidGitRepositoryError, GitCommandError) as exc:
+    except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError) as exc:
         raise BadInput(f"swap source {name!r} is not a folder, and not a branch of a git "
                        f"repository at {where}") from exc
     files = repo.git.ls_tree("-r", "--name-only", sha).splitlines()
@@ -112,5 +112,6 @@ def _branch(name: str, where: Path) -> Path:
         if rel.startswith(prefix) and (inner.count("/") == 0 or inner.startswith("kernels/")):
             target = out / inner
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(repo.git.show(f"{sha}:{rel}", stdout_as_string=False))
+            target.write_bytes(repo.git.show(f"{sha}:{rel}", stdout_as_string=False,
+                                             strip_newline_in_stdout=False))
     return out

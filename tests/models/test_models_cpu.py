@@ -16,6 +16,7 @@ from cudaopt.cli import app
 from cudaopt.judge import JudgeOptions, check
 from cudaopt.models.entry import load_entry, parse_entry
 from cudaopt.models.origin import read_origin
+from cudaopt.models.sources import resolve
 from cudaopt.models.swap import SwapError
 from cudaopt.task import BadInput
 
@@ -75,6 +76,7 @@ def test_extract_deduplicates_and_records_origin(tasks: dict, project: Path) -> 
         assert origin["paths"] == item.paths and origin["entry"].endswith("tinylm.py:build")
         assert origin["inputs"][0]["shape"] == [2, 16, 32]
     assert read_origin(mlp.file)["state"]["fc1.weight"] == [[128, 32], "float32"]
+    assert "def get_init_inputs():\n    return [32, 128]" in mlp.file.read_text()
 
 
 def test_identity_candidates_are_judged_correct(tasks: dict, tmp_path: Path) -> None:
@@ -187,7 +189,7 @@ def test_check_model_commits_a_loader_branch(checked: dict, project: Path) -> No
     assert type(model.blocks[2].norm2).__name__ == "ModelNew"
 
 
-def test_swap_from_a_branch(checked: dict, project: Path) -> None:
+def test_swap_from_a_branch(checked: dict, project: Path, norm_run: Path) -> None:
     """A branch is read through git: nothing is checked out, the working tree unchanged."""
     before = git(project, "status", "--porcelain")
     model, inputs = load_entry(parse_entry(f"{TINY}:build"), "cpu")
@@ -195,6 +197,8 @@ def test_swap_from_a_branch(checked: dict, project: Path) -> None:
                            inputs=inputs)
     assert swapped == ["blocks.1.norm1", "blocks.1.norm2"]
     assert git(project, "status", "--porcelain") == before
+    exported = resolve("cudaopt/tinylm-norms", repo=project)  # byte for byte: one build
+    assert exported.model_new.read_bytes() == (norm_run / "best" / "model_new.py").read_bytes()
     with pytest.raises(BadInput, match="neither a run folder"):
         cudaopt.swap(model, "norm", project / "notes.txt")
 
