@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ def parse_entry(spec: str, root: Path | None = None) -> Entry:
             raise BadInput(f"ENTRY {spec!r}: {path} defines no top-level {name!r}; it must define "
                            f"def {name}(device=...) returning (model, inputs)")
         return Entry(spec, str(root), f"{path}:{name}")
+    if str(root) not in sys.path:  # packages are found from the folder ENTRY is given in
+        sys.path.insert(0, str(root))
     try:
         found = importlib.util.find_spec(where)
     except (ImportError, ValueError) as exc:

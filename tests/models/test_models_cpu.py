@@ -64,6 +64,11 @@ def test_bad_entries_are_refused_before_running(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "nope" in result.output
 
 
+def test_module_entries_load_from_the_given_folder() -> None:
+    model, inputs = load_entry(parse_entry("tests.models.tinylm:build", HERE.parent.parent), "cpu")
+    assert type(model).__name__ == "TinyLM" and inputs[0].shape == (2, 16)
+
+
 def test_extract_deduplicates_and_records_origin(tasks: dict, project: Path) -> None:
     norm, mlp, attn = tasks["RMSNorm"], tasks["MLP"], tasks["Attention"]
     assert norm.paths == [f"blocks.{i}.norm{j}" for i in range(3) for j in (1, 2)] + ["norm"]
