@@ -17,3 +17,13 @@ def _data_dir(name: str) -> Path:
 
 TEMPLATES_DIR = _data_dir("templates")
 SKILLS_DIR = _data_dir("skills")
+
+
+def swap(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """`cudaopt.models.swap.swap`, imported on first use so `import cudaopt` stays light."""
+    from cudaopt.models.swap import swap as _swap
+
+    return _swap(*args, **kwargs)
+
+
+swap.__doc__ = "Replace matching submodules with an accepted ModelNew; see cudaopt.models.swap."

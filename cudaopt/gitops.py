@@ -111,39 +111,52 @@ def commit_accepted(
     """
     task = task.resolve()
     repo = find_repo(task.parent)
-    root = Path(repo.working_tree_dir).resolve()
-    folder = task.parent.relative_to(root).as_posix()
+    folder = task.parent.relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
     files = _candidate_files(candidate_dir.resolve(), folder)
-    message = commit_message(task, verdict, meta)
     requested = branch or f"{prefix}{meta.run_id}"
-    _check_branch_name(repo.git, requested)
-    env, fallback = identity_env(repo.git)
-    base = _head_commit(repo.git)
     with tempfile.TemporaryDirectory(prefix="cudaopt-git-") as tmp:
         report = Path(tmp) / "report.md"
         report.write_text(render_markdown(meta, verdict))
         files[_join(folder, f"{task.stem}.cudaopt.md")] = report
-        scan_secrets(files, secrets.dotenv_values([task.parent, Path.cwd()]))
-        env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
-        commit = _write_commit(repo.git, env, folder, files, base, message)
-    name = _create_branch(repo.git, requested, commit)
-    result = CommitResult(str(root), name, commit, base or None, list(files), requested, fallback)
-    if fallback:
-        result.notes.append(f"no git identity configured; committed as {FALLBACK_NAME} "
-                            f"<{FALLBACK_EMAIL}> (set user.name and user.email to change)")
-    if name != requested:
-        result.notes.append(f"branch {requested} exists; used {name}")
-    meta.branch, meta.commit = name, commit
+        result = commit_files(repo, files, commit_message(task, verdict, meta), requested,
+                              replace=_join(folder, "kernels"),
+                              dotenv_dirs=[task.parent, Path.cwd()])
+    meta.branch, meta.commit = result.branch, result.commit
     meta.extra.setdefault("commits", []).append(result.to_json())
     return result
 
 
-def _write_commit(git: Git, env: dict[str, str], folder: str, files: dict[str, Path],
+def commit_files(repo: Repo, files: dict[str, Path], message: str, branch: str, *,
+                 replace: str | None = None, dotenv_dirs: list[Path] | None = None
+                 ) -> CommitResult:
+    """Commit HEAD's tree plus `files` (repository path -> file) to the new branch `branch`
+    (suffixed -2, -3... if taken), through a temporary index: the working tree, the index and
+    HEAD stay as they were. HEAD's files under the folder `replace` are left out, so that
+    folder holds exactly `files`. Refuses files holding a secret's value."""
+    root = Path(repo.working_tree_dir).resolve()
+    _check_branch_name(repo.git, branch)
+    env, fallback = identity_env(repo.git)
+    base = _head_commit(repo.git)
+    scan_secrets(files, secrets.dotenv_values(dotenv_dirs or [Path.cwd()]))
+    with tempfile.TemporaryDirectory(prefix="cudaopt-git-") as tmp:
+        env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
+        commit = _write_commit(repo.git, env, replace, files, base, message)
+    name = _create_branch(repo.git, branch, commit)
+    result = CommitResult(str(root), name, commit, base or None, list(files), branch, fallback)
+    if fallback:
+        result.notes.append(f"no git identity configured; committed as {FALLBACK_NAME} "
+                            f"<{FALLBACK_EMAIL}> (set user.name and user.email to change)")
+    if name != branch:
+        result.notes.append(f"branch {branch} exists; used {name}")
+    return result
+
+
+def _write_commit(git: Git, env: dict[str, str], replace: str | None, files: dict[str, Path],
                   base: str, message: str) -> str:
     """A commit of HEAD's tree plus `files`, built in the temporary index named by `env`."""
     if base:
         git.read_tree(base, env=env)
-    entries = _stale_kernel_entries(git, env, folder)
+    entries = _stale_entries(git, env, replace) if replace else []
     for rel, source in files.items():
         blob = git.hash_object("-w", f"--path={rel}", str(source), env=env)
         entries.append(f"{_mode(source)} {blob}\t{rel}")
@@ -224,9 +237,9 @@ def _candidate_files(candidate_dir: Path, folder: str) -> dict[str, Path]:
     return files
 
 
-def _stale_kernel_entries(git: Git, env: dict[str, str], folder: str) -> list[str]:
-    """Index lines removing kernels/ files of HEAD, so the branch holds exactly the candidate."""
-    listed = git.ls_files("-z", "--", _join(folder, "kernels"), env=env)
+def _stale_entries(git: Git, env: dict[str, str], folder: str) -> list[str]:
+    """Index lines removing HEAD's files under `folder`, so the branch holds exactly ours."""
+    listed = git.ls_files("-z", "--", folder, env=env)
     return [f"0 {EMPTY_SHA}\t{path}" for path in listed.split("\0") if path]
 
 

@@ -14,7 +14,7 @@ class BadInput(Exception):
     """A file the user gave cannot be judged; the message says why and what to do."""
 
 
-def _top_level_names(tree: ast.Module) -> set[str]:
+def top_level_names(tree: ast.Module) -> set[str]:
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -44,7 +44,7 @@ def parse_file(path: Path, role: str) -> ast.Module:
 
 def validate_task(path: Path) -> None:
     """A task is KernelBench's format: `Model`, `get_inputs()`, `get_init_inputs()`."""
-    names = _top_level_names(parse_file(path, "task"))
+    names = top_level_names(parse_file(path, "task"))
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
     if missing:
         raise BadInput(
@@ -55,7 +55,7 @@ def validate_task(path: Path) -> None:
 
 def validate_candidate(path: Path) -> None:
     """A candidate defines `ModelNew`, built with the same init inputs as `Model`."""
-    names = _top_level_names(parse_file(path, "candidate"))
+    names = top_level_names(parse_file(path, "candidate"))
     if "ModelNew" not in names:
         raise BadInput(
             f"candidate file {path} lacks class ModelNew: it must define class ModelNew(nn.Module) "
