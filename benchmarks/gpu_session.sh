@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one script: the CUDA-marked tests, `cudaopt check` on
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
-# replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
+# figures)
+  timeout 300 python3 benchmarks/speed_figures.py 2>&1 | tee "$out/figures.log" ;;
+models)
+  timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
+replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
 # kernelbench inner replay streams identity"). The first four take about 11 minutes on an
 # H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
@@ -13,6 +17,10 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
 fi
+if [ -f .whl/bubblewrap.deb ] && ! command -v bwrap >/dev/null; then  # see ../shared/device
+  mkdir -p /tmp/bw /tmp/bin && dpkg -x .whl/bubblewrap.deb /tmp/bw \
+    && cp /tmp/bw/usr/bin/bwrap /tmp/bin/ && export PATH=/tmp/bin:$PATH
+fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1
 export PATH=$PWD/benchmarks/bin:$PATH
 mkdir -p benchmarks/bin
@@ -21,7 +29,7 @@ chmod +x benchmarks/bin/cudaopt
 { nvidia-smi --query-gpu=name,driver_version --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; } \
   | tee "$out/gpu.txt"
-steps=${GPU_STEPS:-tests kernelbench inner replay streams identity}
+steps=${GPU_STEPS:-tests kernelbench inner replay streams identity figures models}
 xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
 for step in $steps; do case $step in
 tests)
