@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs the GPU, in one script: the CUDA-marked tests, `cudaopt check` on
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
-# figures)
-  timeout 300 python3 benchmarks/speed_figures.py 2>&1 | tee "$out/figures.log" ;;
-models)
-  timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
-replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
-# kernelbench inner replay streams identity"). The first four take about 11 minutes on an
+# replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
+# kernelbench inner replay streams identity figures models"). The first four take about 11 minutes on an
 # H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
@@ -44,6 +40,10 @@ streams)
   timeout 240 python3 benchmarks/streams_check.py --profile 2>&1 | tee "$out/streams.log" ;;
 identity)
   timeout 600 python3 benchmarks/identity.py 2>&1 | tee "$out/identity.log" ;;
+figures)
+  timeout 300 python3 benchmarks/speed_figures.py 2>&1 | tee "$out/figures.log" ;;
+models)
+  timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
