@@ -3,7 +3,9 @@ clocks disagree beyond the margin and the spread of what each subtracts."""
 
 from __future__ import annotations
 
-from cudaopt.judge.crosscheck import credit, credited_clock
+from cudaopt.judge.crosscheck import credit, credited_clock, cross_check
+from cudaopt.judge.timing import summarize
+from cudaopt.judge.verdict import Timing
 
 
 def _rounds(events_ms: float, host_ms: float, wall_ms: float) -> list[dict[str, list[float]]]:
@@ -27,7 +29,13 @@ def test_work_hidden_from_the_events_is_credited_by_the_host_clock() -> None:
     assert all(0.085 < t < 0.1 for r in rounds for t in r["candidate"])
 
 
-def test_the_judges_own_clock_is_credited_when_the_candidates_clocks_both_lie() -> None:
+def test_the_judges_own_clock_is_a_cross_check_not_a_credit() -> None:
+    """Its overhead differs between the candidate's process and the baselines', so crediting
+    it would charge honest kernels; a clock forged by far is a violation instead."""
     rounds = _rounds(0.010, 0.020, 1.200)  # the candidate's process clocks patched
-    clock, _ = credited_clock(rounds, 0.05)
-    assert clock == "candidate_wall"
+    assert credited_clock(rounds, 0.05) is None
+    events = [x for r in rounds for x in r["candidate"]]
+    timing = Timing(**summarize(events, [x for r in rounds for x in r["candidate_host"]]))
+    found = cross_check(timing, [x for r in rounds for x in r["candidate_wall"]],
+                        [x for r in rounds for x in r["overhead"]])
+    assert any("timing cross-check failed" in v for v in found), found
