@@ -30,7 +30,12 @@ class JudgeService:
                 return box.wrap_process(argv, env, workspace, writable)
 
         options = config.judge_options()
-        self.pool = JudgePool(worker_env(options), wrapper=wrapper)
+        env = worker_env(options)
+        if config.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(config.gpu)
+        self.pool = JudgePool(env, wrapper=wrapper)
+        if config.judge_lock is not None:
+            self.pool.lock = config.judge_lock
         self.server = JudgeServer(None, self.pool, workspace, options)
         self.socket_path = self.server.socket_path
         self.server.start()
