@@ -76,6 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise ServiceError(411, "a Content-Length header is required",
                                code="length_required") from None
         if length > self.server.max_request_bytes:
+            self._discard(length)
             raise ServiceError(413, f"request body of {length} bytes: the limit is "
                                f"{self.server.max_request_bytes}", code="too_large")
         raw = self.rfile.read(length)
@@ -84,6 +85,18 @@ class _Handler(BaseHTTPRequestHandler):
             return json.loads(raw or b"{}")
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise bad(f"the body is not valid JSON: {exc}") from None
+
+    def _discard(self, length: int) -> None:
+        """Read an oversized body into nothing, so the client, still sending, gets the 413
+        rather than a broken pipe; past 4x the limit, hang up instead."""
+        if length > 4 * self.server.max_request_bytes:
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 20))
+            if not chunk:
+                return
+            length -= len(chunk)
+        self._unread = False
 
     def _send(self, status: int, body: dict[str, Any], retry_after_s: int | None = None) -> None:
         data = json.dumps(body, default=str).encode()
