@@ -53,6 +53,8 @@ def serve_cmd(
     episode_disk_mb: int = typer.Option(2048, "--episode-disk-mb", min=1),
     queue_per_slot: int = typer.Option(64, "--queue-per-slot", min=1, help="candidates "
                                        "waiting per slot before /verify answers busy"),
+    workers: int = typer.Option(1, "--workers", min=1, help="CPU slots (--device cpu; "
+                                "timings on a shared CPU interfere)"),
     attempts: int = typer.Option(2, "--attempts", min=1, help="tries of a candidate whose "
                                  "slot process died, before it is an infrastructure error"),
     trials: int = typer.Option(5, "--trials", min=1),
@@ -81,7 +83,8 @@ def serve_cmd(
             episode_minutes=max_minutes, idle_s=idle, episode_disk_mb=episode_disk_mb,
             queue_per_slot=queue_per_slot)
         token, token_path = load_token(token_file, options.root)
-        executor = build_executor(options, device, _gpus(gpus), max_attempts=attempts)
+        executor = build_executor(options, device, _gpus(gpus), max_attempts=attempts,
+                                  workers=workers)
     except (BadInput, SandboxUnavailable, ValueError, OSError) as exc:
         console.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None

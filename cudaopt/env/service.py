@@ -22,10 +22,10 @@ VERSION = 1
 
 
 def build_executor(options: ServiceOptions, device: str, gpus: list[int] | None,
-                   max_attempts: int = 2) -> Executor:
-    """The local executor: one slot process per GPU (or one CPU slot), its candidate
-    worker in the same sandbox as `optimize`'s."""
-    return LocalExecutor(device, gpus=gpus, root=options.executor_dir,
+                   max_attempts: int = 2, workers: int = 1) -> Executor:
+    """The local executor: one slot process per GPU (or `workers` CPU slots), its
+    candidate worker in the same sandbox as `optimize`'s."""
+    return LocalExecutor(device, gpus=gpus, workers=workers, root=options.executor_dir,
                          sandbox=options.sandbox, max_attempts=max_attempts,
                          job_timeout_s=options.verify_timeout_s)
 
