@@ -22,6 +22,7 @@ from cudaopt.env.options import MiB, ServiceOptions
 from cudaopt.env.policy import RemotePolicy, Turn
 from cudaopt.env.validate import Action
 from cudaopt.executor import SlotSpec
+from cudaopt.executor.devlock import DeviceLock
 from cudaopt.sandbox import Sandbox
 
 RECORD = "episode.json"  # status on disk: what a restarted service knows of the episode
@@ -29,7 +30,7 @@ RECORD = "episode.json"  # status on disk: what a restarted service knows of the
 
 class Episode:
     def __init__(self, episode_id: str, folder: Path, task_name: str, task: str,
-                 options: ServiceOptions, slot: SlotSpec, lock: threading.Lock,
+                 options: ServiceOptions, slot: SlotSpec, lock: DeviceLock,
                  sandbox: Sandbox):
         self.id, self.folder, self.options, self.slot = episode_id, folder, options, slot
         self.task_name, self.task = task_name, task

@@ -16,6 +16,7 @@ from cudaopt.env.errors import ServiceError, busy
 from cudaopt.env.options import ServiceOptions
 from cudaopt.env.validate import Action
 from cudaopt.executor import SlotSpec
+from cudaopt.executor.devlock import device_lock
 from cudaopt.sandbox import Sandbox
 
 LOST = ("episode {id} was lost in a restart of the service (it was running when the "
@@ -29,7 +30,8 @@ class EpisodeManager:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.lost = mark_lost(self.folder)
         self._live: dict[str, Episode] = {}
-        self._device_locks = {slot.name: threading.Lock() for slot in slots}
+        # the slot processes take the same locks: episodes and /verify time in turn
+        self._device_locks = {s.name: device_lock(options.executor_dir, s) for s in slots}
         self._lock = threading.Lock()
         self._closed = threading.Event()
         threading.Thread(target=self._reap, daemon=True, name="episode-reaper").start()
