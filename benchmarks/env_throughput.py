@@ -162,7 +162,7 @@ def main() -> None:
     parser.add_argument("--slots", default="1,2", help="slot counts to measure (GPUs or "
                         "CPU workers)")
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--batches", type=int, default=2, help="measured batches per run")
+    parser.add_argument("--batches", type=int, default=1, help="measured batches per run")
     parser.add_argument("--steps", type=int, default=200, help="/step calls for latency")
     parser.add_argument("--sandbox", default=None, help="default: auto when bwrap is "
                         "installed, else none")

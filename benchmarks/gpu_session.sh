@@ -31,6 +31,8 @@ kernelbench)
 inner)
   timeout 150 python3 benchmarks/inner_loop.py --device cuda --edits 2 2>&1 \
     | tee "$out/bench.log" ;;
+env)
+  timeout 590 python3 benchmarks/env_throughput.py 2>&1 | tee "$out/env_throughput.log" ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
