@@ -126,8 +126,6 @@ class Episode:
         seeds; no reward at all (and `infra_error`) when the service failed the episode."""
         final = result.final.to_json() if result and result.final else None
         reason = result.reason if result else "crashed"
-        if error is None and result is not None and result.reason == "crashed":
-            error = result.meta.extra.get("error")
         reward = None if error else (final["reward"] if final else -1.0)
         messages = self.policy.remaining()
         return {"observation": {"messages": messages, "final_verdict": final,
