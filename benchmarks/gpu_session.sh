@@ -44,6 +44,8 @@ figures)
   timeout 300 python3 benchmarks/speed_figures.py 2>&1 | tee "$out/figures.log" ;;
 models)
   timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
+env)
+  timeout 590 python3 benchmarks/env_throughput.py 2>&1 | tee "$out/env_throughput.log" ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \

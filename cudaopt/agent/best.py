@@ -108,6 +108,7 @@ class BestTracker:
         fresh = None  # new workers all round, confined like the warm ones
         if self.pool is not None:
             fresh = JudgePool(self.pool.env, keep_warm=False, wrapper=self.pool.wrapper)
+            fresh.lock = self.pool.lock  # a device shared with other runs times one at a time
         try:
             return check(self.task, candidate, replace(self.options, seed=None), self.progress,
                          pool=fresh)

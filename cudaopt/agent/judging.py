@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
@@ -28,6 +29,8 @@ class RunConfig:
     run_dir: Path | None = None  # None: a fresh one beside the task
     stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
     sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)
+    gpu: int | None = None  # pin the shell and the judge to this GPU (a service's slot)
+    judge_lock: Any = None  # shared by the runs timing on one device, so timings never overlap
 
     def judge_options(self) -> JudgeOptions:
         return self.judge or JudgeOptions(device=self.device)
@@ -49,7 +52,12 @@ class JudgeService:
                 return box.wrap_process(argv, env, workspace, writable)
 
         options = config.judge_options()
-        self.pool = JudgePool(worker_env(options), wrapper=wrapper)
+        env = worker_env(options)
+        if config.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(config.gpu)
+        self.pool = JudgePool(env, wrapper=wrapper)
+        if config.judge_lock is not None:
+            self.pool.lock = config.judge_lock
         self.server = JudgeServer(None, self.pool, workspace, options)
         self.socket_path = self.server.socket_path
         self.server.start()

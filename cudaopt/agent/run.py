@@ -43,9 +43,11 @@ class RunResult:
         return self.final is not None and self.final.accepted
 
 
-def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore) -> RunResult:
-    """Preflight the model, lay out a run directory and workspace, and run the loop."""
-    model = make_model(config.model, config.api_base, config.tools)
+def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore,
+              model: Model | None = None) -> RunResult:
+    """Preflight the model, lay out a run directory and workspace, and run the loop.
+    `model` replaces the one `config.model` names (e.g. a policy driven over HTTP)."""
+    model = model or make_model(config.model, config.api_base, config.tools)
     model.preflight()  # before anything is created: a dead endpoint leaves no run behind
     if getattr(model, "notice", None):
         on_event("message", {"role": "cudaopt", "text": model.notice})
@@ -195,6 +197,8 @@ def _agent(
     install_cli(bin_dir)
     env = shell_env(bin_dir, tracker.record_dir, config.device)
     env["CUDAOPT_JUDGE_SOCKET"] = str(service.socket_path)
+    if config.gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(config.gpu)
     sandbox = config.sandbox  # judge front end and records reachable; task and skills locked
     if sandbox is not None:
         writable = [tracker.record_dir, service.socket_path.parent]

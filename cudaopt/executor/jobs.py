@@ -40,6 +40,18 @@ class Sources:
                            if p.is_file() and p.suffix in KERNEL_SUFFIXES}
         return cls(task.name, task.read_text(), model_new, kernels)
 
+    def validate(self) -> None:
+        """Refuse file names that could leave their folder or are not sources, and files
+        too large to be code (ValueError naming the first offender): before any write."""
+        bad = [n for n in self.kernels if not _PLAIN_NAME.match(n) or
+               not n.endswith(KERNEL_SUFFIXES)]
+        if bad or not _PLAIN_NAME.match(self.task_name) or not self.task_name.endswith(".py"):
+            raise ValueError(f"not a plain source file name: {(bad or [self.task_name])[0]!r}")
+        texts = {self.task_name: self.task, "model_new.py": self.model_new or "", **self.kernels}
+        for name, text in texts.items():
+            if len(text.encode()) > MAX_SOURCE_BYTES:
+                raise ValueError(f"{name} is larger than {MAX_SOURCE_BYTES} bytes")
+
     @property
     def task_key(self) -> str:
         """Identifies the task by content: jobs with one key can share warm reference workers."""
@@ -53,15 +65,12 @@ class Sources:
         """Write the task (once per content) and the candidate (once per content) under
         `root`; returns their paths. Existing files are left alone, so their modification
         times, and the judge's warm workers keyed on them, stay valid."""
+        self.validate()
         task_dir = root / "tasks" / self.task_key
         task_path = _write_once(task_dir / self.task_name, self.task)
         if self.model_new is None:
             return task_path, None
         cand_dir = root / "candidates" / self.candidate_key
-        bad = [n for n in self.kernels if not _PLAIN_NAME.match(n) or
-               not n.endswith(KERNEL_SUFFIXES)]
-        if bad or not _PLAIN_NAME.match(self.task_name):
-            raise ValueError(f"not a plain source file name: {(bad or [self.task_name])[0]!r}")
         for name, text in self.kernels.items():
             _write_once(cand_dir / "kernels" / name, text)
         return task_path, _write_once(cand_dir / "model_new.py", self.model_new)

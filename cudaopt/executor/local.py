@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -119,6 +120,8 @@ class LocalExecutor:
                         self._requeue(pending)
                         continue
                 result.attempts = pending.attempts
+                if pending.built is not None and pending.built.exception() is None:
+                    result.extra["build_ahead_s"] = pending.built.result()
                 if pending.errors:
                     result.extra["infra_errors"] = list(pending.errors)
                 pending.future.set_result(result)
@@ -182,18 +185,21 @@ class _SlotProcess:
             self.proc.wait()
 
 
-def _prebuild(job: Job, root: Path) -> None:
+def _prebuild(job: Job, root: Path) -> float:
     """Build the candidate's kernels/ where the slot will look for them, so the slot's own
-    build finds everything up to date. A failure here is re-found (and reported) there."""
+    build finds everything up to date. A failure here is re-found (and reported) there.
+    Returns the seconds it took (the build's share of a job's time, for reports)."""
     from cudaopt.judge.api import default_build_dir, resolve_device
     from cudaopt.judge.build import build_kernels
 
+    started = time.perf_counter()
     _, candidate = job.sources.materialize(root)
     if candidate is None:
-        return
+        return 0.0
     device = job.options.device or resolve_device(None)
     build_kernels(candidate.parent / "kernels", default_build_dir(candidate, device),
                   job.options.build_timeout_s)
+    return time.perf_counter() - started
 
 
 def _slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:

@@ -12,6 +12,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.judge import JudgePool, check
 from cudaopt.judge.session import worker_env
@@ -45,6 +46,7 @@ class SlotRunner:
             if self._pool is not None:
                 self._pool.close()
             self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper())
+            self._pool.lock = device_lock(self.root, self.spec)  # shared with other judges
             self._pool_key = key
         return self._pool
 
