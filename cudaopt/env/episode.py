@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.agent import prompts
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.run import RunConfig, RunResult, start_run
+from cudaopt.agent.run import RunResult, start_run
 from cudaopt.env.errors import ServiceError
 from cudaopt.env.options import MiB, ServiceOptions
 from cudaopt.env.policy import RemotePolicy, Turn

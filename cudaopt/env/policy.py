@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudaopt.agent.models import ModelError
+from cudaopt.agent.errors import ModelError
 from cudaopt.env.validate import Action
 
 
