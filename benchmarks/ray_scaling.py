@@ -81,7 +81,7 @@ def main() -> None:
     plugins = ("tests.executor.ray_plugin",)
     try:
         for _ in range(max(counts)):
-            cluster.add_node(num_cpus=1, num_gpus=1)
+            cluster.add_node(num_cpus=2, num_gpus=1)  # one for the slot, one for builds
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False,
                  runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})

@@ -34,11 +34,11 @@ class RayExecutor:
                  job_timeout_s: float = 3600.0, max_attempts: int = 3,
                  startup_timeout_s: float = 300.0, slot_cpus: float = 1.0,
                  runtime_env: dict[str, Any] | None = None):
+        self.job_timeout_s, self.max_attempts = job_timeout_s, max_attempts
+        self.startup_timeout_s = startup_timeout_s
         self._ray, self._own_ray = connect(address, runtime_env)
         try:
             self._setup(device, slots, root, sandbox, plugins, slot_cpus)
-            self.job_timeout_s, self.max_attempts = job_timeout_s, max_attempts
-            self.startup_timeout_s = startup_timeout_s
             self._start_slots()
         except BaseException:  # a bad setting or a Ctrl-C while slots start: release all
             self.close()
@@ -101,17 +101,18 @@ class RayExecutor:
         self._queue.put(pending, refusal)
         return pending.future
 
-    def close(self) -> None:
-        """Release every actor (also on Ctrl-C); jobs not finished resolve as infrastructure
-        errors, finished ones were already handed back."""
+    def close(self, wait: bool = True) -> None:
+        """Release every actor. Jobs not started resolve as infrastructure errors; running
+        ones finish first (`wait=True`), or are stopped now (`wait=False`: a Ctrl-C).
+        Finished results were already handed back."""
         with self._cond:
             if self._queue.closed:
                 return
-            actors = list(self._actors.values())
         self._queue.drain("executor closed", close=True)
-        if actors:  # idle slots close their judges; busy ones are killed mid-job
-            self._ray.wait([a.close.remote() for a in actors], num_returns=len(actors),
-                           timeout=5)
+        for thread in self._threads if wait else ():
+            thread.join(timeout=self.job_timeout_s)
+        with self._cond:
+            actors = list(self._actors.values())
         for actor in actors:
             self._ray.kill(actor)
         for thread in self._threads:
@@ -220,7 +221,8 @@ class RayExecutor:
             actor = self._actors.pop(index, None)
             self._alive -= 1
             last = self._alive == 0
-        if actor is not None:
+        if actor is not None:  # an idle slot closes its judge workers; a stuck one is killed
+            self._ray.wait([actor.close.remote()], timeout=5)
             self._ray.kill(actor)
         if last:
             self._queue.drain(self._no_slot_left())

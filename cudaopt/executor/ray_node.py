@@ -12,7 +12,6 @@ import platform
 import shutil
 import socket
 import tarfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -115,14 +114,18 @@ def build(job: Job, root: str, device: str, arch: str | None) -> dict | None:
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
             tar.add(out, arcname=".", filter=lambda t: None if t.name.endswith(".lock") else t)
-        return {"node_id": _node_id(), "dir": str(out), "tar": buffer.getvalue()}
+        # tar keeps times to the microsecond; ninja compares them to the nanosecond
+        times = {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*")}
+        return {"node_id": _node_id(), "dir": str(out), "tar": buffer.getvalue(),
+                "mtime_ns": times}
     except Exception:  # noqa: BLE001 - the slot's own build reports it
         return None
 
 
 def _unpack(ref: Any, job: Job, root: Path, node_id: str) -> None:
-    """Lay a build from another node into this node's build folder, newer than the sources
-    (written first), so the slot's ninja finds it up to date."""
+    """Lay a build made on another node into this node's build folder, with the build's own
+    times, and date the (identical) kernel sources before it, so ninja here finds the
+    build up to date. A build that did not come is made by the slot itself."""
     import ray
 
     try:
@@ -131,16 +134,19 @@ def _unpack(ref: Any, job: Job, root: Path, node_id: str) -> None:
         return
     if not built or built["node_id"] == node_id:
         return
-    job.sources.materialize(root)
+    _, candidate = job.sources.materialize(root)
     out = Path(built["dir"])
-    if (out / "cuda_extension.so").exists():
+    if candidate is None or (out / "cuda_extension.so").exists():
         return
     out.mkdir(parents=True, exist_ok=True)
-    now = time.time()
     with tarfile.open(fileobj=io.BytesIO(built["tar"]), mode="r:gz") as tar:
         if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
             tar.extractall(out, filter="data")
         else:
             tar.extractall(out)
-    for path in out.rglob("*"):
-        os.utime(path, (now, now))
+    for name, mtime_ns in built["mtime_ns"].items():
+        if (out / name).exists():
+            os.utime(out / name, ns=(mtime_ns, mtime_ns))
+    oldest_ns = min(built["mtime_ns"].values()) - 1_000_000_000
+    for source in (candidate.parent / "kernels").iterdir():
+        os.utime(source, ns=(oldest_ns, oldest_ns))

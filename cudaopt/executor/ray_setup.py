@@ -45,7 +45,8 @@ def slot_plan(ray: Any, device: str, slots: int | None,
               slot_cpus: float) -> tuple[int, dict[str, Any]]:
     """How many slot actors, and the resources each asks for: one GPU each (GPUs declared
     on CPU nodes, `ray start --num-gpus N`, count too); on a CPU cluster without declared
-    GPUs, one slot per node, spread, since two timings on one CPU disturb each other."""
+    GPUs, one slot per node, spread, since two timings on one CPU disturb each other. Each
+    slot holds `slot_cpus` CPUs unless that would leave none for the builds."""
     if device not in ("cuda", "cpu"):
         raise ValueError(f"device must be 'cuda' or 'cpu', not {device!r}")
     resources = ray.cluster_resources()
@@ -60,4 +61,7 @@ def slot_plan(ray: Any, device: str, slots: int | None,
         options = {"num_cpus": slot_cpus, "scheduling_strategy": "SPREAD"}
     if slots is not None and slots < 1:
         raise ValueError(f"slots must be at least 1, not {slots}")
-    return min(slots or total, total), options
+    count = min(slots or total, total)
+    if resources.get("CPU", 0) - count * slot_cpus < 1:
+        options["num_cpus"] = 0  # else builds (CPU tasks) would wait forever behind the slots
+    return count, options

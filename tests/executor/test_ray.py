@@ -6,14 +6,17 @@ needs."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from concurrent.futures import as_completed
 from pathlib import Path
 
 import pytest
+import torch
 
 from cudaopt.executor import Job, JobResult, LocalExecutor, Sources
 from cudaopt.judge import JudgeOptions
+from cudaopt.judge.build import build_kernels
 from tests.conftest import ROOT
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudaopt[ray]'")
@@ -21,6 +24,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuda
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from cudaopt.executor.cluster import RayExecutor  # noqa: E402
+from cudaopt.executor.ray_node import _unpack, build  # noqa: E402
 
 ZOO = ROOT / "tests" / "judge" / "zoo"
 IDENTITY = "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n" \
@@ -45,6 +49,12 @@ def cluster():
         nodes.shutdown()
 
 
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One content-keyed folder for the module: a candidate is built once."""
+    return tmp_path_factory.mktemp("ray-root")
+
+
 def _suite() -> list[Job]:
     """Correct (with built kernels), a rule violation, and wrong values (both unbuilt)."""
     task = ZOO / "task.py"
@@ -61,14 +71,14 @@ def _fields(result: JobResult) -> dict:
     return {k: result.verdict[k] for k in ("compiled", "correct", "violations", "reward")}
 
 
-def test_judgements_match_the_local_executor(cluster, tmp_path: Path) -> None:
+def test_judgements_match_the_local_executor(cluster, root: Path) -> None:
     jobs = _suite()
-    with RayExecutor(device="cpu", root=tmp_path) as ex:
+    with RayExecutor(device="cpu", root=root) as ex:
         assert len(ex.slots) == 2 and len({n["node_id"] for n in ex.nodes}) == 2
         assert all("torch" in line for line in ex.describe())
         futures = {job.id: ex.submit(job) for job in jobs}
         remote = {job_id: future.result(timeout=900) for job_id, future in futures.items()}
-    with LocalExecutor("cpu", root=tmp_path) as local:
+    with LocalExecutor("cpu", root=root) as local:
         here = {j.id: local.submit(j).result(timeout=900) for j in jobs}
     assert {k: _fields(r) for k, r in remote.items()} == {k: _fields(r) for k, r in here.items()}
     assert _fields(remote["correct"])["reward"] == 1 and _fields(remote["correct"])["compiled"]
@@ -77,6 +87,25 @@ def test_judgements_match_the_local_executor(cluster, tmp_path: Path) -> None:
     for result in remote.values():  # each result says where it ran
         assert "#" in result.slot and result.extra["node"] in result.slot
         assert result.device_name and result.torch_version
+
+
+def test_a_build_made_on_another_node_is_used_as_it_is(cluster, root: Path) -> None:
+    job = _suite()[0]
+    built = build(job, str(root), "cpu", None)
+    assert built is not None and built["tar"]
+    out = Path(built["dir"])
+    shutil.rmtree(out)  # as on a node that never saw this candidate
+    _unpack(ray.put(built), job, root, node_id="another node")
+    kernels = job.sources.materialize(root)[1].parent / "kernels"
+    again = build_kernels(kernels, out, 600)
+    assert again.ok and again.rebuilt == [], again.log
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs nodes without a CUDA device")
+def test_nodes_that_cannot_judge_cuda_are_found_at_start_up(cluster) -> None:
+    with pytest.raises(RuntimeError, match="left out: .*no CUDA device visible to torch"):
+        RayExecutor(device="cuda", startup_timeout_s=120)
+    _wait(lambda: ray.available_resources().get("GPU") == 2)  # its actors were released
 
 
 def _naps(marks: Path, n: int, seconds: float) -> list[Job]:
