@@ -123,8 +123,8 @@ class RayExecutor:
     def __enter__(self) -> RayExecutor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type | None, *exc: object) -> None:
+        self.close(wait=kind is None or not issubclass(kind, KeyboardInterrupt))
 
     def _check_mixed(self) -> None:
         """Mixed GPU models or torch versions are allowed, never silent."""

@@ -6,7 +6,11 @@ needs."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import as_completed
 from pathlib import Path
@@ -148,6 +152,25 @@ def test_a_stopped_batch_resumes_without_redoing_finished_jobs(cluster, tmp_path
     assert sorted(lines) == sorted(j.id for j in jobs)
     ran = [m.name.split("@")[0] for m in marks.iterdir()]
     assert all(ran.count(job_id) == 1 for job_id in finished)
+
+
+def test_ctrl_c_on_the_driver_keeps_finished_work_and_releases_the_actors(
+        cluster, tmp_path: Path) -> None:
+    nodes, _ = cluster
+    out, marks = tmp_path / "results.jsonl", tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, "RAY_ADDRESS": nodes.address}  # Ray's own way to name the cluster
+    driver = subprocess.Popen([sys.executable, "-m", "tests.executor.ray_driver", str(out),
+                               str(marks), "40"], cwd=ROOT, env=env)
+    try:
+        _wait(lambda: out.exists() and len(out.read_text().splitlines()) >= 2, 180)
+        driver.send_signal(signal.SIGINT)
+        assert driver.wait(timeout=60) != 0
+    finally:
+        driver.kill()
+    kept = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert 2 <= len(kept) < 40 and len(set(kept)) == len(kept)
+    _wait(lambda: ray.available_resources().get("GPU") == 2)
 
 
 def test_a_node_killed_mid_batch_costs_only_retries(cluster, tmp_path: Path) -> None:
