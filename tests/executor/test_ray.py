@@ -154,6 +154,18 @@ def test_a_stopped_batch_resumes_without_redoing_finished_jobs(cluster, tmp_path
     assert all(ran.count(job_id) == 1 for job_id in finished)
 
 
+def test_a_hung_job_is_killed_retried_once_then_an_infrastructure_error(
+        cluster, tmp_path: Path) -> None:
+    (job,) = _naps(tmp_path, 1, 600.0)
+    with RayExecutor(device="cpu", plugins=("tests.executor.ray_plugin",), job_timeout_s=3,
+                     max_attempts=2) as ex:
+        result = ex.submit(job).result(timeout=300)
+    assert result.verdict is None and result.attempts == 2
+    assert "gave no answer within 3 s" in result.infra_error
+    assert len(result.extra["infra_errors"]) == 2
+    _wait(lambda: ray.available_resources().get("GPU") == 2)
+
+
 def test_ctrl_c_on_the_driver_keeps_finished_work_and_releases_the_actors(
         cluster, tmp_path: Path) -> None:
     nodes, _ = cluster
