@@ -86,7 +86,7 @@ class RayExecutor:
 
     def describe(self) -> list[str]:
         """One line per slot (node, GPU model, torch, nvcc), then the problems found."""
-        lines = [f"{n['slot']}: {n['device_name']}, torch {n['torch']}"
+        lines = [f"{n['slot']}: {n['device_name']} ({n['cpu']}), torch {n['torch']}"
                  + (f", CUDA {n['cuda']}, nvcc {n['nvcc']}" if self.device == "cuda" else "")
                  for n in self.nodes]
         return lines + [f"warning: {p}" for p in self.problems]

@@ -30,7 +30,7 @@ def probe(device: str) -> dict[str, Any]:
     info: dict[str, Any] = {
         "host": socket.gethostname(), "node_id": _node_id(), "python": platform.python_version(),
         "torch": torch.__version__, "cuda": torch.version.cuda, "problems": [],
-        "device_name": _cpu_name(), "capability": None, "nvcc": None,
+        "device_name": "cpu", "cpu": _cpu_name(), "capability": None, "nvcc": None,
     }
     if device == "cuda":
         home = _cuda_home()

@@ -4,6 +4,7 @@ without it, a clear message says how to get it."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 INSTALL_HINT = ("running on a Ray cluster needs Ray: pip install 'cudaopt[ray]' "
@@ -27,7 +28,8 @@ def connect(address: str | None, runtime_env: dict[str, Any] | None) -> tuple[An
     if ray.is_initialized():
         return ray, False
     settings: dict[str, Any] = {"runtime_env": runtime_env, "namespace": "cudaopt",
-                                "log_to_driver": False}  # results carry what matters
+                                "log_to_driver": False,  # results carry what matters
+                                "logging_level": logging.WARNING}  # no chatter in the table
     try:
         if address in (None, "", "local"):
             ray.init(**settings)
