@@ -71,7 +71,11 @@ class SlotActor:
                  plugins: tuple[str, ...]):
         for module in plugins:  # packages that register job kinds (e.g. agent runs)
             importlib.import_module(module)
+        import ray
+
         self.info = probe(device)
+        gpu_ids = ray.get_gpu_ids()  # the node's own index of the GPU Ray gave this slot
+        index = str(gpu_ids[0]) if gpu_ids else index
         name = f"{self.info['host']}#{self.info['node_id'][:6]}/{device}:{index}"
         self.info["slot"] = name
         spec = SlotSpec(name, device, 0 if device == "cuda" else None)
