@@ -77,7 +77,7 @@ class RayExecutor:
         if not usable:
             why = "; ".join(self.problems) or "no slot started"
             raise RuntimeError(f"no slot on the Ray cluster can judge {self.device} jobs: {why}")
-        self._check_mixed()
+        self.problems += mixed(self.nodes)
 
     @property
     def slots(self) -> list[SlotSpec]:
@@ -125,14 +125,6 @@ class RayExecutor:
 
     def __exit__(self, kind: type | None, *exc: object) -> None:
         self.close(wait=kind is None or not issubclass(kind, KeyboardInterrupt))
-
-    def _check_mixed(self) -> None:
-        """Mixed GPU models or torch versions are allowed, never silent."""
-        for key, what in (("device_name", "device models"), ("torch", "torch versions")):
-            seen = Counter(n[key] for n in self.nodes)
-            if len(seen) > 1:
-                parts = ", ".join(f"{k} ({v} slots)" for k, v in seen.items())
-                self.problems.append(f"mixed {what}: {parts}; each result names its own")
 
     def _arch(self) -> str | None:
         archs = {n["capability"] for n in self.nodes}
@@ -226,6 +218,17 @@ class RayExecutor:
             self._ray.kill(actor)
         if last:
             self._queue.drain(self._no_slot_left())
+
+
+def mixed(nodes: list[dict[str, Any]]) -> list[str]:
+    """Mixed GPU models or torch versions are allowed, never silent."""
+    found = []
+    for key, what in (("device_name", "device models"), ("torch", "torch versions")):
+        seen = Counter(node[key] for node in nodes)
+        if len(seen) > 1:
+            parts = ", ".join(f"{k} ({v} slots)" for k, v in seen.items())
+            found.append(f"mixed {what}: {parts}; each result names its own")
+    return found
 
 
 def _first_line(exc: BaseException) -> str:

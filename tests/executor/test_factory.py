@@ -1,4 +1,5 @@
-"""`make_executor`: local slots by default, a clear way to Ray, and clear refusals."""
+"""`make_executor`: local slots by default, a clear way to Ray, clear refusals; and what a
+cluster reports about mixed nodes (none of it needs Ray installed)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,16 @@ def test_without_ray_installed_the_error_says_how_to_get_it(
     with pytest.raises(ImportError) as caught:
         make_executor("cpu", ray="auto")
     assert str(caught.value) == INSTALL_HINT
+
+
+def test_mixed_gpu_models_and_torch_versions_are_reported() -> None:
+    from cudaopt.executor.cluster import mixed
+
+    nodes = [{"device_name": "NVIDIA H200", "torch": "2.13.0"},
+             {"device_name": "NVIDIA H200", "torch": "2.13.0"},
+             {"device_name": "NVIDIA A100-SXM4-80GB", "torch": "2.12.1"}]
+    assert mixed(nodes) == [
+        "mixed device models: NVIDIA H200 (2 slots), NVIDIA A100-SXM4-80GB (1 slots); "
+        "each result names its own",
+        "mixed torch versions: 2.13.0 (2 slots), 2.12.1 (1 slots); each result names its own"]
+    assert mixed(nodes[:2]) == []
