@@ -9,8 +9,18 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from cudaopt.cli_judge import AllowOpt, AtolOpt, BudgetOpt, ModeOpt, RtolOpt, TimeoutOpt
-from cudaopt.judge import JudgeOptions
+from cudaopt.cli_judge import (
+    AllowOpt,
+    AtolOpt,
+    BudgetOpt,
+    ModeOpt,
+    RtolOpt,
+    TimeoutOpt,
+    TrialsOpt,
+    layered_options,
+)
+from cudaopt.executor import SlotSpec
+from cudaopt.executor.local import slot_specs
 
 env_app = typer.Typer(help="The reward service: train a kernel-writing policy against "
                       "cudaopt's judge.", no_args_is_help=True)
@@ -57,13 +67,16 @@ def serve_cmd(
                                 "timings on a shared CPU interfere)"),
     attempts: int = typer.Option(2, "--attempts", min=1, help="tries of a candidate whose "
                                  "slot process died, before it is an infrastructure error"),
-    trials: int = typer.Option(5, "--trials", min=1),
+    trials: int = TrialsOpt,
     time_budget: float = BudgetOpt,
     atol: float = AtolOpt,
     rtol: float = RtolOpt,
     timeout: float = TimeoutOpt,
     compile_mode: str = ModeOpt,
     allow: list[str] = AllowOpt,
+    ray: str = typer.Option(None, "--ray", metavar="ADDRESS", help="judge /verify on a Ray "
+                            "cluster: auto (RAY_ADDRESS, or `ray start` here) or "
+                            "ray://HEAD:10001; episodes stay on this machine"),
 ) -> None:
     """Serve /verify, /reset, /step, /state and /health until Ctrl-C."""
     from cudaopt.env.options import ServiceOptions
@@ -73,10 +86,9 @@ def serve_cmd(
 
     console = Console(stderr=True)
     try:
-        device = resolve_device(device)
-        judge = JudgeOptions(device=device, trials=trials, time_budget_s=time_budget,
-                             atol=atol, rtol=rtol, timeout_s=timeout,
-                             compile_mode=compile_mode, allow=list(allow))
+        device = device if ray and device else resolve_device(device)
+        judge = layered_options(Path.cwd() / "cudaopt.toml", device, atol, rtol, trials, allow,
+                                timeout, compile_mode, time_budget_s=time_budget)
         options = ServiceOptions(
             root=(root or _default_root()).resolve(), judge=judge, sandbox=sandbox, host=host,
             port=port, max_episodes=max_episodes, max_steps=max_steps,
@@ -84,12 +96,14 @@ def serve_cmd(
             queue_per_slot=queue_per_slot)
         token, token_path = load_token(token_file, options.root)
         executor = build_executor(options, device, _gpus(gpus), max_attempts=attempts,
-                                  workers=workers)
-    except (BadInput, SandboxUnavailable, ValueError, OSError) as exc:
+                                  workers=workers, ray=ray)
+        episode_slots = _local_slots(device, workers) if ray else None
+    except (BadInput, SandboxUnavailable, ValueError, OSError, ImportError, RuntimeError,
+            ConnectionError) as exc:
         console.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None
     try:
-        service = EnvService(options, executor, token)
+        service = EnvService(options, executor, token, episode_slots)
     except (SandboxUnavailable, ValueError, OSError) as exc:
         executor.close()
         console.print(f"error: {exc}", markup=False)
@@ -102,6 +116,15 @@ def serve_cmd(
         console.print("stopping: episodes still running are lost")
     finally:
         service.close()
+
+
+def _local_slots(device: str, workers: int) -> list[SlotSpec]:
+    """This machine's own slots, for episodes when /verify runs on a cluster; none when it
+    has no device of that kind (episodes are then refused with a reason)."""
+    try:
+        return slot_specs(device, None, workers)
+    except ValueError:
+        return []
 
 
 def _announce(console: Console, service, token_path: Path, sandbox: str) -> None:  # noqa: ANN001

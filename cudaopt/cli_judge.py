@@ -54,11 +54,12 @@ TraceOpt = typer.Option(False, "--trace", help="print each step with its start t
                         "of a spinner (where does the time go?)")
 
 
-def _options(model: Path, device: str | None, atol: float | None, rtol: float | None,
-             trials: int | None, allow: list[str] | None, timeout: float | None,
-             compile_mode: str | None, **judge: Any) -> JudgeOptions:
+def layered_options(model: Path, device: str | None, atol: float | None, rtol: float | None,
+                    trials: int | None, allow: list[str] | None, timeout: float | None,
+                    compile_mode: str | None, **judge: Any) -> JudgeOptions:
     """Flags over the configuration layers (`cudaopt config` shows them) found from the
-    task's folder, as `optimize` reads them."""
+    folder of `model` (a task file, or any file in the folder the command serves), as
+    `optimize` reads them."""
     flags = {"device": device, "atol": atol, "rtol": rtol, "trials": trials,
              "allow": allow or None, "timeout_s": timeout, "compile_mode": compile_mode}
     try:
@@ -182,7 +183,7 @@ def register(app: typer.Typer) -> None:
         compile_baseline: bool = BaselineOpt, ceiling: float = CeilingOpt,
         trace: bool = TraceOpt,
     ) -> None:
-        options = _options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
+        options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
                            time_budget_s=time_budget, profile=profile,
                            compile_baseline=compile_baseline, ceiling=ceiling)
         _judge(model, candidate, options, json_path, trace)
@@ -210,7 +211,7 @@ def register(app: typer.Typer) -> None:
             err.print(f"warm judge for {folder.resolve()} ({socket_path}): checks of files "
                       "under it use it. Ctrl-C stops it.")
 
-        options = _options(folder / "model.py", device, None, None, None, None, None, None)
+        options = layered_options(folder / "model.py", device, None, None, None, None, None, None)
         try:
             serve(folder, options, ready)
         except KeyboardInterrupt:
@@ -224,7 +225,7 @@ def register(app: typer.Typer) -> None:
         rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
         timeout: float = TimeoutOpt, trace: bool = TraceOpt,
     ) -> None:
-        options = _options(model, device, atol, rtol, trials, allow, timeout, None,
+        options = layered_options(model, device, atol, rtol, trials, allow, timeout, None,
                            profile=False)
         _judge(model, candidate, options, json_path, trace)
 
@@ -242,7 +243,7 @@ def register(app: typer.Typer) -> None:
         ncu: bool = typer.Option(False, "--ncu", help="also run Nsight Compute on the "
                                  "candidate's kernels (occupancy, throughput, top stall)"),
     ) -> None:
-        options = _options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
+        options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
                            time_budget_s=time_budget, compile_baseline=compile_baseline,
                            ceiling=ceiling)
         _judge(model, candidate, options, json_path, trace, ncu)

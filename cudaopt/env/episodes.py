@@ -42,6 +42,9 @@ class EpisodeManager:
             if len(running) >= self.options.max_episodes:
                 raise busy(f"{len(running)} episodes running, the most this service runs",
                            min(60.0, self.options.idle_s))
+            if not self.slots:
+                raise ServiceError(503, "this service judges /verify on a Ray cluster and has "
+                                   "no device of its own for episodes", code="no_episodes")
             episode_id = episode_id or uuid.uuid4().hex[:16]
             folder = self.folder / episode_id
             if folder.exists():

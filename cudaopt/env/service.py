@@ -15,17 +15,18 @@ from cudaopt.env.episodes import EpisodeManager
 from cudaopt.env.http import EnvHTTPServer
 from cudaopt.env.options import ServiceOptions
 from cudaopt.env.verify import Verifier
-from cudaopt.executor import Executor, LocalExecutor
+from cudaopt.executor import Executor, SlotSpec, make_executor
 from cudaopt.sandbox import SandboxLimits, resolve_sandbox
 
 VERSION = 1
 
 
 def build_executor(options: ServiceOptions, device: str, gpus: list[int] | None,
-                   max_attempts: int = 2, workers: int = 1) -> Executor:
-    """The local executor: one slot process per GPU (or `workers` CPU slots), its
-    candidate worker in the same sandbox as `optimize`'s."""
-    return LocalExecutor(device, gpus=gpus, workers=workers, root=options.executor_dir,
+                   max_attempts: int = 2, workers: int = 1, ray: str | None = None) -> Executor:
+    """Where /verify judges: this machine's slot processes (one per GPU, or `workers` CPU
+    slots), or with `ray` a Ray cluster's; candidate workers in the same sandbox as
+    `optimize`'s."""
+    return make_executor(device, gpus, ray=ray, workers=workers, root=options.executor_dir,
                          sandbox=options.sandbox, max_attempts=max_attempts,
                          job_timeout_s=options.verify_timeout_s)
 
@@ -34,13 +35,16 @@ class EnvService:
     """Start with `serve_forever()` (or `start()` for a background thread); `close()` stops
     the front, the episodes and the executor."""
 
-    def __init__(self, options: ServiceOptions, executor: Executor, token: str):
+    def __init__(self, options: ServiceOptions, executor: Executor, token: str,
+                 episode_slots: list[SlotSpec] | None = None):
         self.options, self.executor = options, executor
         limits = SandboxLimits(workspace_mb=options.episode_disk_mb)
         sandbox = resolve_sandbox(options.sandbox, limits=limits)
         self.verifier = Verifier(executor, options.judge, options.queue_per_slot,
                                  options.verify_timeout_s)
-        self.episodes = EpisodeManager(options, executor.slots, sandbox)
+        # Episodes run their workspace and warm judge here, on this machine's own slots.
+        self.episodes = EpisodeManager(options, executor.slots if episode_slots is None else
+                                       episode_slots, sandbox)
         self.http = EnvHTTPServer((options.host, options.port), token,
                                   options.max_request_bytes, self._routes())
         self._thread: threading.Thread | None = None

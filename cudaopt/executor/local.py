@@ -44,7 +44,7 @@ class LocalExecutor:
         self._own_root = root is None
         self.sandbox, self.plugins = sandbox, plugins
         self.job_timeout_s, self.max_attempts = job_timeout_s, max_attempts
-        self._slots = _slot_specs(device, gpus, workers)
+        self._slots = slot_specs(device, gpus, workers)
         self._queue: list[_Pending] = []
         self._cond = threading.Condition()
         self._closed = False
@@ -202,7 +202,9 @@ def _prebuild(job: Job, root: Path) -> float:
     return time.perf_counter() - started
 
 
-def _slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:
+def slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:
+    """This machine's slots: one per GPU in `gpus` (default: every visible GPU), or
+    `workers` CPU slots."""
     if device == "cpu":
         return [SlotSpec(f"cpu:{i}", "cpu") for i in range(max(1, workers))]
     if gpus is None:
