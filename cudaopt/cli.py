@@ -13,9 +13,9 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from cudaopt import cli_judge, cli_misc, cli_optimize
+    from cudaopt import cli_bench, cli_judge, cli_misc, cli_optimize
 
-    for module in (cli_judge, cli_optimize, cli_misc):
+    for module in (cli_judge, cli_optimize, cli_misc, cli_bench):
         module.register(app)
 
 

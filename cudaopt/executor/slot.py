@@ -4,6 +4,8 @@ warm while consecutive jobs share a task. The same `SlotRunner` runs in a local 
 
 from __future__ import annotations
 
+import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -115,6 +117,8 @@ def serve(conn: Connection, runner: SlotRunner) -> None:
 
 def main(argv: list[str]) -> None:
     fd, name, device, gpu, root, sandbox, *plugins = argv
+    # SIGTERM (an executor stopping now) unwinds through `finally`: judge workers are closed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     for module in plugins:  # packages that register job kinds (e.g. agent runs)
         __import__(module)
     spec = SlotSpec(name, device, None if gpu == "-" else int(gpu))
