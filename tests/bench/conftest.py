@@ -24,7 +24,7 @@ TASKS = {"level1/1_matchain": MATCHAIN / "model.py", "level1/2_swish_wrong": SWI
          "level2/5_swish_missing": SWISH}
 #: cheap judge settings; the hang is killed after --timeout seconds
 FAST = ["--device", "cpu", "--sandbox", "none", "--trials", "2", "--time-budget", "2",
-        "--timeout", "20"]
+        "--timeout", "10"]
 
 
 def make_suite(root: Path) -> Path:
