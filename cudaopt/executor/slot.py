@@ -91,7 +91,11 @@ def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     if candidate is None:
         raise ValueError("a judge job needs a candidate (model_new)")
     options = replace(job.options, device=job.options.device or runner.spec.device)
-    verdict = check(task, candidate, options, pool=runner.pool(job))
+    pool = runner.pool(job)
+    verdict = check(task, candidate, options, pool=pool)
+    # the next job is often another task (a bench): its reference and baseline processes
+    # import torch now, while this result travels, instead of on its critical path
+    pool.prestart(2 if options.profile else 1)
     return JobResult(job.id, verdict=verdict.to_json(), device_name=verdict.device_name,
                      torch_version=verdict.torch_version)
 
