@@ -25,6 +25,7 @@ from cudaopt.bench.suite import SuiteError, discover
 from cudaopt.cli_judge import BudgetOpt
 from cudaopt.cli_optimize import EXIT_BAD_INPUT, EXIT_INTERRUPTED, _device, _fail, _sandbox
 from cudaopt.config import ConfigError, load_settings
+from cudaopt.rundir import state_dir
 
 
 class _RunByDefault(TyperGroup):
@@ -90,7 +91,7 @@ def run_cmd(
     options.device, options.time_budget_s, options.profile = judge_device, time_budget, profile
     agent = {} if candidates else _agent_params(settings, box.kind, console)
     config = BenchConfig(options, candidates, sample, agent)
-    bench = out or Path(".cudaopt/bench") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    bench = out or state_dir(Path.cwd()) / "bench" / datetime.now().strftime("%Y%m%d-%H%M%S")
     bench.mkdir(parents=True, exist_ok=True)
     info = {"mode": config.mode, "suites": [str(s) for s in suites], "model": model,
             "candidates": str(candidates) if candidates else None, "device": kind}

@@ -1,11 +1,11 @@
 """The executor job kind "agent": one whole `optimize` loop on one task, holding one slot for
 the run (its own warm judge inside), never committing. The slot processes import this module
 (`LocalExecutor(plugins=("cudaopt.bench.agent_job",))`). A run interrupted mid-way (a killed
-bench) is resumed from its run folder; a finished one is not run again."""
+bench) is resumed from its run folder; a finished one that is run again (`--retry-failed`)
+is kept beside the new one as `<task>.previous-N`."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,6 @@ from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import RunConfig, RunResult, resume_run, start_run
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register
-from cudaopt.judge import Verdict
 from cudaopt.rundir import read_meta
 from cudaopt.sandbox import resolve_sandbox
 
@@ -32,10 +31,8 @@ def agent_job(runner: SlotRunner, job: Job) -> JobResult:
     if status in RESUMABLE:
         result = resume_run(run_dir, limits=limits, judge=judge,
                             api_base=params.get("api_base"), sandbox=sandbox)
-    elif status is not None and (run_dir / "final_verdict.json").is_file():
-        return _result(job, run_dir, _stored(run_dir))
     else:
-        if status is not None:  # a run that failed before any verdict: keep it, start anew
+        if status is not None:
             run_dir.rename(_aside(run_dir))
         task, _ = job.sources.materialize(runner.root)
         config = RunConfig(model=params["model"], device=runner.spec.device,
@@ -48,12 +45,6 @@ def agent_job(runner: SlotRunner, job: Job) -> JobResult:
         return JobResult(job.id, infra_error=f"model endpoint failed: {error}",
                          extra=_extra(result.run_dir, result))
     return _result(job, result.run_dir, result)
-
-
-def _stored(run_dir: Path) -> RunResult:
-    meta = read_meta(run_dir)
-    final = Verdict.from_json(json.loads((run_dir / "final_verdict.json").read_text()))
-    return RunResult(run_dir, meta, meta.extra.get("stop_reason", meta.status), final)
 
 
 def _result(job: Job, run_dir: Path, result: RunResult) -> JobResult:
@@ -71,9 +62,9 @@ def _extra(run_dir: Path, result: RunResult) -> dict[str, Any]:
 
 def _aside(run_dir: Path) -> Path:
     n = 1
-    while run_dir.with_name(f"{run_dir.name}.failed-{n}").exists():
+    while run_dir.with_name(f"{run_dir.name}.previous-{n}").exists():
         n += 1
-    return run_dir.with_name(f"{run_dir.name}.failed-{n}")
+    return run_dir.with_name(f"{run_dir.name}.previous-{n}")
 
 
 register("agent", agent_job)

@@ -34,6 +34,3 @@ def test_agent_mode_runs_the_loop_per_task(suite: Path, work: Path, tmp_path: Pa
     meta = json.loads((run / "meta.json").read_text())
     assert meta["status"] == "accepted" and meta["branch"] is None and meta["commit"] is None
     assert not (suite / ".git").exists()
-    again = bench(task, "--model", "openai/fake-kernel-model", "--api-base", server.url,
-                  "--out", out, "--max-steps", "8", *FAST, env=ENV)
-    assert again.returncode == 2 and "model" in again.stderr  # the endpoint is gone: fails fast

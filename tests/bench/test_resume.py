@@ -77,12 +77,14 @@ def test_retry_failed_reruns_only_failures(resumed, suite: Path, candidates: Pat
                   out, "--work", work, "--no-profile", *FAST)
     assert plain.returncode == 0 and "0 already done, 1 to run" in plain.stderr
     assert lines(out)["level1/2_swish_wrong"]["status"] == "wrong"  # a machine failure re-ran
-    retry = bench(suite / "level2", "--candidates", candidates, "--out", out, "--work", work,
-                  "--no-profile", "--retry-failed", *FAST)
-    assert retry.returncode == 0 and "0 already done, 2 to run" in retry.stderr
+    retry = bench(suite / "level2" / "5_swish_missing.py", "--candidates", candidates, "--out",
+                  out, "--work", work, "--retry-failed", *FAST)
+    assert retry.returncode == 0 and "0 already done, 1 to run" in retry.stderr
     after = lines(out)
     assert after["level1/1_matchain"] == before["level1/1_matchain"]
-    assert after["level2/4_swish_build"]["finished"] >= before["level2/4_swish_build"]["finished"]
+    assert after["level2/4_swish_build"] == before["level2/4_swish_build"]
+    assert after["level2/5_swish_missing"]["status"] == "no_candidate"
+    assert len(after) == 5
 
 
 def test_compare_two_benches(resumed, tmp_path: Path) -> None:
