@@ -9,14 +9,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help, one style for every command (see cli_style)
 )
 
 
 def _register() -> None:
-    from cudaopt import cli_bench, cli_judge, cli_misc, cli_optimize
+    from cudaopt import cli_bench, cli_judge, cli_misc, cli_optimize, cli_style
 
     for module in (cli_judge, cli_optimize, cli_misc, cli_bench):
         module.register(app)
+    cli_style.apply(app)
 
 
 _register()

@@ -23,7 +23,8 @@ from cudaopt.bench import report, results
 from cudaopt.bench.runner import BenchConfig, plan, run, todo
 from cudaopt.bench.suite import SuiteError, discover
 from cudaopt.cli_judge import BudgetOpt
-from cudaopt.cli_optimize import EXIT_BAD_INPUT, EXIT_INTERRUPTED, _device, _fail, _sandbox
+from cudaopt.cli_optimize import EXIT_INTERRUPTED, _device, _sandbox
+from cudaopt.cli_style import EXIT_BAD_INPUT, Command, fail
 from cudaopt.config import ConfigError, load_settings
 from cudaopt.rundir import state_dir
 
@@ -42,7 +43,7 @@ bench_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, help=(
     "KernelBench-format tasks; `bench show BENCH`, `bench compare A B`."))
 
 
-@bench_app.command("run")
+@bench_app.command("run", cls=Command)
 def run_cmd(
     suites: list[Path] = typer.Argument(..., help="task files or folders (KernelBench/level1 …)"),
     model: str = typer.Option(None, "--model", help="agent mode: a litellm model string, or "
@@ -72,9 +73,9 @@ def run_cmd(
 ) -> None:
     """Run (or continue) a bench; results stream to BENCH/results.jsonl."""
     if (model is None) == (candidates is None):
-        raise _fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
+        raise fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
     if candidates is not None and not candidates.is_dir():
-        raise _fail(f"--candidates {candidates}: no such folder")
+        raise fail(f"--candidates {candidates}: no such folder")
     try:
         tasks = discover(suites)
         settings = load_settings(Path.cwd(), {"model": model, "api_base": api_base,
@@ -83,7 +84,7 @@ def run_cmd(
                                               "sandbox": sandbox, "trials": trials,
                                               "timeout_s": timeout})
     except (SuiteError, ConfigError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     console = Console(stderr=True)
     box = _sandbox(settings, [Path.cwd()], console)
     kind, judge_device = _device(settings)
@@ -106,12 +107,13 @@ def run_cmd(
 
 def _agent_params(settings: Any, sandbox: str, console: Console) -> dict[str, Any]:
     """Preflight the model once, here: a dead endpoint fails the bench before any task."""
-    from cudaopt.agent.models import PreflightError, make_model
+    from cudaopt.agent.errors import PreflightError
+    from cudaopt.agent.models import make_model
 
     try:
         make_model(settings.model, settings.api_base).preflight()
     except PreflightError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     return {"model": settings.model, "api_base": settings.api_base, "sandbox": sandbox,
             "max_steps": settings.max_steps, "max_cost": settings.max_cost,
             "max_minutes": settings.max_minutes}
@@ -127,7 +129,7 @@ def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, ki
     try:
         gpu_list = [int(g) for g in gpus.split(",")] if gpus else None
     except ValueError:
-        raise _fail(f"--gpus {gpus}: give GPU indices like 0,1") from None
+        raise fail(f"--gpus {gpus}: give GPU indices like 0,1") from None
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.default_int_handler)
     with report.session(bench, info):
@@ -137,7 +139,7 @@ def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, ki
             executor = LocalExecutor(kind, gpu_list, workers, root=work or bench / "work",
                                      sandbox=sandbox, plugins=(PLUGIN,))
         except ValueError as exc:
-            raise _fail(str(exc)) from exc
+            raise fail(str(exc)) from exc
         try:
             with BenchView(console, len(left), f"{config.mode} on {len(executor.slots)} "
                            "slot(s)") as view:
@@ -162,13 +164,13 @@ def _finish(bench: Path, console: Console) -> None:
                   + (f" ({hint})" if hint else ""))
 
 
-@bench_app.command("show")
+@bench_app.command("show", cls=Command)
 def show_cmd(bench: Path = typer.Argument(..., help="a bench folder")) -> None:
     """The table of a bench again (summary files rewritten from results.jsonl)."""
     try:
         _finish_checked(bench)
     except report.NotABench as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 def _finish_checked(bench: Path) -> None:
@@ -176,7 +178,7 @@ def _finish_checked(bench: Path) -> None:
     _finish(bench, Console(stderr=True))
 
 
-@bench_app.command("compare")
+@bench_app.command("compare", cls=Command)
 def compare_cmd(a: Path = typer.Argument(..., help="bench A (before)"),
                 b: Path = typer.Argument(..., help="bench B (after)"),
                 json_path: Path = typer.Option(None, "--json", help="write it as JSON")) -> None:
@@ -188,7 +190,7 @@ def compare_cmd(a: Path = typer.Argument(..., help="bench A (before)"),
     try:
         report.load(a), report.load(b)
     except report.NotABench as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     result = compare(*(results.latest(results.read_lines(x)) for x in (a, b)))
     Console().print(render(result))
     if json_path:

@@ -5,27 +5,65 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 
+from cudaopt.cli_style import fail
+from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.judge.api import Progress
 from cudaopt.report import render_verdict
 
-DeviceOpt = typer.Option(None, "--device", envvar="CUDAOPT_DEVICE",
-                         help="cuda or cpu (default: cuda when present)")
-JsonOpt = typer.Option(None, "--json", help="write the JSON verdict to this path ('-': stdout)")
-AtolOpt = typer.Option(1e-2, "--atol", help="absolute tolerance")
-RtolOpt = typer.Option(1e-2, "--rtol", help="relative tolerance")
-TrialsOpt = typer.Option(5, "--trials", min=1, help="verification trials, each on fresh inputs")
-AllowOpt = typer.Option([], "--allow", help="aten operator the candidate may run (repeatable, "
-                        "e.g. --allow mm; '*' allows all)")
-TimeoutOpt = typer.Option(120.0, "--timeout", help="seconds per candidate step before it is killed")
-ModeOpt = typer.Option("default", "--compile-mode", help="torch.compile mode of the baseline")
-BudgetOpt = typer.Option(10.0, "--time-budget", help="seconds of timing before giving up on "
-                         "a small spread")
+_DEFAULTS = Settings()
+SETTINGS_NOTE = ("Defaults of --device, --atol, --rtol, --trials, --allow, --timeout and "
+                 "--compile-mode come from the settings (cudaopt.toml, CUDAOPT_*, ...): "
+                 "`cudaopt config` shows them and where each is set.")
+
+
+def _opt(flag: str, metavar: str, help: str, shown: object = None, **kw: Any) -> Any:
+    """An option left None unless given, so the configuration layers fill it in."""
+    if shown is not None:
+        help += f"  [default: {shown}]"
+    return typer.Option(None, flag, metavar=metavar, help=help, show_default=False, **kw)
+
+
+DeviceOpt = _opt("--device", "DEVICE", "cuda, cuda:N or cpu", "cuda when present, else cpu")
+JsonOpt = _opt("--json", "PATH", "also write the JSON verdict to PATH ('-': stdout)")
+AtolOpt = _opt("--atol", "X", "absolute tolerance", _DEFAULTS.atol)
+RtolOpt = _opt("--rtol", "X", "relative tolerance", _DEFAULTS.rtol)
+TrialsOpt = _opt("--trials", "N", "verification trials, each on fresh inputs", _DEFAULTS.trials)
+AllowOpt = _opt("--allow", "OP", "aten operator the candidate may run (repeatable, "
+                "e.g. --allow mm; '*' allows all)")
+TimeoutOpt = _opt("--timeout", "SECONDS", "time limit of each candidate step",
+                  f"{_DEFAULTS.timeout_s:g}")
+ModeOpt = _opt("--compile-mode", "MODE", "torch.compile mode of the baseline",
+               _DEFAULTS.compile_mode)
+BudgetOpt = typer.Option(10.0, "--time-budget", metavar="SECONDS",
+                         help="timing stops once the spread is small or this is spent")
+CeilingOpt = typer.Option(10.0, "--ceiling", metavar="X",
+                          help="speedups above X are re-measured and flagged")
+BaselineOpt = typer.Option(True, "--compile-baseline/--no-compile-baseline",
+                           help="time torch.compile too (the target is 5% faster than it)")
+TraceOpt = typer.Option(False, "--trace", help="print each step with its start time instead "
+                        "of a spinner (where does the time go?)")
+
+
+def _options(model: Path, device: str | None, atol: float | None, rtol: float | None,
+             trials: int | None, allow: list[str] | None, timeout: float | None,
+             compile_mode: str | None, **judge: Any) -> JudgeOptions:
+    """Flags over the configuration layers (`cudaopt config` shows them) found from the
+    task's folder, as `optimize` reads them."""
+    flags = {"device": device, "atol": atol, "rtol": rtol, "trials": trials,
+             "allow": allow or None, "timeout_s": timeout, "compile_mode": compile_mode}
+    try:
+        settings = load_settings(model.resolve().parent, flags)
+    except ConfigError as exc:
+        raise fail(str(exc)) from exc
+    return replace(settings.judge_options(), **judge)
 
 
 def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None,
@@ -89,38 +127,44 @@ def _record(candidate: Path, verdict: Verdict) -> None:
         record(Path(record_dir), candidate, verdict)
 
 
+ModelArg = typer.Argument(..., metavar="MODEL", help="task file (KernelBench format)")
+CandidateArg = typer.Argument(..., metavar="CANDIDATE", help="candidate model_new.py")
+WorkspaceModel = typer.Argument(Path("model.py"), metavar="MODEL", help="task file")
+WorkspaceCandidate = typer.Argument(Path("model_new.py"), metavar="CANDIDATE",
+                                    help="candidate file")
+EXITS = ("Exit 0 only if correct and clean; 2 bad input, 3 build failure, 4 wrong result, "
+         "5 rule violation, 6 crash or timeout.")
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("check")
+    @app.command("check", epilog=SETTINGS_NOTE,
+                 help=f"Build, verify and time CANDIDATE against MODEL.\n\n{EXITS}")
     def check_cmd(
-        model: Path = typer.Argument(..., help="task file (KernelBench format)"),
-        candidate: Path = typer.Argument(..., help="candidate model_new.py"),
+        model: Path = ModelArg, candidate: Path = CandidateArg,
         device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
         rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
         timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
         time_budget: float = BudgetOpt,
-        profile: bool = typer.Option(True, "--profile/--no-profile", help="time it too"),
-        compile_baseline: bool = typer.Option(True, "--compile-baseline/--no-compile-baseline"),
-        ceiling: float = typer.Option(10.0, "--ceiling", help="speedups above this are "
-                                      "re-measured and flagged"),
-        trace: bool = typer.Option(False, "--trace", help="print each step with its start "
-                                   "time instead of a spinner (where does the time go?)"),
+        profile: bool = typer.Option(True, "--profile/--no-profile",
+                                     help="time it against eager and torch.compile"),
+        compile_baseline: bool = BaselineOpt, ceiling: float = CeilingOpt,
+        trace: bool = TraceOpt,
     ) -> None:
-        """Build, verify and time CANDIDATE against MODEL. Exit 0 only if correct and clean;
-        2 bad input, 3 build failure, 4 wrong result, 5 rule violation, 6 crash or timeout."""
-        options = JudgeOptions(device=device, atol=atol, rtol=rtol, trials=trials, allow=allow,
-                               timeout_s=timeout, compile_mode=compile_mode,
-                               time_budget_s=time_budget, profile=profile,
-                               compile_baseline=compile_baseline, ceiling=ceiling)
+        options = _options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
+                           time_budget_s=time_budget, profile=profile,
+                           compile_baseline=compile_baseline, ceiling=ceiling)
         _judge(model, candidate, options, json_path, trace)
 
     @app.command("serve")
     def serve_cmd(
-        folder: Path = typer.Argument(Path("."), help="folder whose checks it serves"),
+        folder: Path = typer.Argument(Path("."), metavar="FOLDER",
+                                      help="folder whose checks it serves"),
         device: str = DeviceOpt,
     ) -> None:
-        """Keep a warm judge for FOLDER until Ctrl-C: `cudaopt check` / `verify` / `profile`
-        on files under it reuse loaded workers and the compiled baseline instead of starting
-        them each time."""
+        """Keep a warm judge for FOLDER until Ctrl-C.
+
+        `cudaopt check`, `verify` and `profile` on files under FOLDER reuse its loaded
+        workers and compiled baseline instead of starting them each time."""
         from cudaopt.judge.serve import serve
 
         if not folder.is_dir():
@@ -134,31 +178,36 @@ def register(app: typer.Typer) -> None:
             err.print(f"warm judge for {folder.resolve()} ({socket_path}): checks of files "
                       "under it use it. Ctrl-C stops it.")
 
+        options = _options(folder / "model.py", device, None, None, None, None, None, None)
         try:
-            serve(folder, JudgeOptions(device=device), ready)
+            serve(folder, options, ready)
         except KeyboardInterrupt:
             err.print("warm judge stopped")
 
-    @app.command("verify")
+    @app.command("verify", epilog=SETTINGS_NOTE,
+                 help=f"Build and verify a workspace's model_new.py (no timing).\n\n{EXITS}")
     def verify_cmd(
-        model: Path = typer.Argument(Path("model.py")),
-        candidate: Path = typer.Argument(Path("model_new.py")),
+        model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
         device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
-        rtol: float = RtolOpt, trials: int = TrialsOpt, timeout: float = TimeoutOpt,
+        rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
+        timeout: float = TimeoutOpt, trace: bool = TraceOpt,
     ) -> None:
-        """Build and verify the workspace's model_new.py (no timing)."""
-        options = JudgeOptions(device=device, atol=atol, rtol=rtol, trials=trials,
-                               timeout_s=timeout, profile=False)
-        _judge(model, candidate, options, json_path)
+        options = _options(model, device, atol, rtol, trials, allow, timeout, None,
+                           profile=False)
+        _judge(model, candidate, options, json_path, trace)
 
-    @app.command("profile")
+    @app.command("profile", epilog=SETTINGS_NOTE,
+                 help="Build, verify and time a workspace's model_new.py against eager "
+                 f"PyTorch and torch.compile.\n\n{EXITS}")
     def profile_cmd(
-        model: Path = typer.Argument(Path("model.py")),
-        candidate: Path = typer.Argument(Path("model_new.py")),
-        device: str = DeviceOpt, json_path: str = JsonOpt, timeout: float = TimeoutOpt,
-        compile_mode: str = ModeOpt, time_budget: float = BudgetOpt,
+        model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
+        device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
+        rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
+        timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
+        time_budget: float = BudgetOpt, compile_baseline: bool = BaselineOpt,
+        ceiling: float = CeilingOpt, trace: bool = TraceOpt,
     ) -> None:
-        """Build, verify and time the workspace's model_new.py against eager and torch.compile."""
-        options = JudgeOptions(device=device, timeout_s=timeout, compile_mode=compile_mode,
-                               time_budget_s=time_budget)
-        _judge(model, candidate, options, json_path)
+        options = _options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
+                           time_budget_s=time_budget, compile_baseline=compile_baseline,
+                           ceiling=ceiling)
+        _judge(model, candidate, options, json_path, trace)

@@ -12,25 +12,23 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from cudaopt.cli_style import fail
 from cudaopt.config import SPECS, ConfigError, Settings, load_settings
-from cudaopt.doctor import FAIL, Check, run_doctor
+from cudaopt.doctor import FAIL, Check, assess, run_doctor
 from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
-from cudaopt.rundir import RunMeta, list_runs
+from cudaopt.rundir import RunMeta, task_name
+from cudaopt.runindex import list_runs, search_dirs
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
                 "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
-                "failed": "red", "running": "cyan"}
+                "failed": "red", "running": "cyan", "absent": "dim"}
 LATEST = ("latest", "last")
-
-
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"error: {message}", markup=False, highlight=False)
-    return typer.Exit(2)
 
 
 def _echo_json(data: Any) -> None:
@@ -38,30 +36,71 @@ def _echo_json(data: Any) -> None:
 
 
 def _search_dirs(dirs: list[Path] | None) -> list[Path]:
-    """Folders whose `.cudaopt/runs` hold runs; a task file stands for its folder."""
-    return [d.parent if d.is_file() else d for d in (dirs or [Path.cwd()])]
+    """Folders whose `.cudaopt/` hold or index runs; a task file stands for its folder.
+    By default the working folder and every folder above it to the repository root."""
+    if not dirs:
+        return search_dirs()
+    return [d.parent if d.is_file() else d for d in dirs]
+
+
+def _where(dirs: list[Path]) -> str:
+    shown = [str(d) for d in dirs[:3]] + (["…"] if len(dirs) > 3 else [])
+    return ", ".join(shown)
+
+
+def runs_table(found: list[tuple[Path, RunMeta]], width: int) -> Table:
+    """Readable at 80 columns: the run id (what `show` takes; it names the task and the
+    start time) never shrinks, the model wraps. A branch named after its run, as cudaopt
+    names them, goes to the caption below a narrow table, and the start time, which the
+    run id holds, shows only when there is room."""
+    wide = width >= 120
+    custom = any(m.branch and not m.branch.endswith(m.run_id) for _, m in found)
+    committed = any(m.branch for _, m in found)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("run", no_wrap=True, min_width=max(len(m.run_id) for _, m in found))
+    table.add_column("result", no_wrap=True)
+    table.add_column("vs compile", justify="right", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    if wide or custom:
+        table.add_column("branch", overflow="fold")
+    elif committed:
+        table.caption = "an accepted run's kernel is on branch <prefix><run id>"
+    if wide:
+        table.add_column("started", no_wrap=True)
+    for _, meta in found:  # Text throughout: never parsed as markup
+        cells = [Text(meta.run_id), Text(meta.status, style=STATUS_STYLE.get(meta.status, "")),
+                 Text(fmt_speedup(meta.best_speedup_vs_compile)), Text(meta.model)]
+        if wide or custom:
+            cells.append(Text(meta.branch or "-"))
+        if wide:
+            cells.append(Text(meta.started[:16].replace("T", " ")))
+        table.add_row(*cells)
+    return table
 
 
 def runs_command(
     dirs: list[Path] | None = typer.Argument(
-        None, help="Task folders (or task files) to look in; default: the current folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, metavar="FOLDER", show_default=False,
+        help="task folder (or task file) to look in  [default: the working folder and those "
+        "above it, up to the repository root]"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """List past runs, newest first: task, model, result, best speedup, branch, date."""
-    found = list_runs(_search_dirs(dirs))
+    """List past runs, newest first: result, best speedup, model, branch, start time.
+
+    Found from anywhere in the repository: the runs of the working folder and of each
+    folder above it, and those the repository root's index points to."""
+    where = _search_dirs(dirs)
+    found = list_runs(where)
     if as_json:
-        _echo_json([{"run_dir": str(path), **asdict(meta)} for path, meta in found])
+        _echo_json([{"run_dir": str(path), "task_name": task_name(Path(meta.task)),
+                     **asdict(meta)} for path, meta in found])
         return
     if not found:
-        typer.echo("no runs found (runs live in <task folder>/.cudaopt/runs)")
+        typer.echo(f"no runs found in {_where(where)} (a run lives in <task folder>/.cudaopt/"
+                   "runs and is indexed at its repository's root)")
         return
-    table = Table("run", "task", "model", "result", "vs compile", "branch", "date")
-    for _, meta in found:
-        table.add_row(Text(meta.run_id), Text(Path(meta.task).name), Text(meta.model),
-                      Text(meta.status, style=STATUS_STYLE.get(meta.status, "")),
-                      fmt_speedup(meta.best_speedup_vs_compile), Text(meta.branch or "-"),
-                      meta.started[:16].replace("T", " "))  # Text: never parsed as markup
-    Console().print(table)
+    console = Console()
+    console.print(runs_table(found, console.width))
 
 
 def find_run(run: str, dirs: list[Path]) -> Path:
@@ -76,25 +115,27 @@ def find_run(run: str, dirs: list[Path]) -> Path:
     matches = exact or [p for p, meta in found if p.name.startswith(run)]
     if len(matches) == 1:
         return matches[0]
-    where = ", ".join(str(d / ".cudaopt" / "runs") for d in dirs)
+    where = _where(dirs)
     if matches:
         names = ", ".join(p.name for p in matches[:5])
-        raise _fail(f"{run!r} matches several runs ({names}); give more of the id")
-    raise _fail(f"no run {run!r} under {where}; `cudaopt runs` lists them")
+        raise fail(f"{run!r} matches several runs ({names}); give more of the id")
+    raise fail(f"no run {run!r} found from {where}; `cudaopt runs` lists them")
 
 
 def show_command(
-    run: str = typer.Argument(..., help="Run id, unique id prefix, `latest`, or run folder."),
+    run: str = typer.Argument(..., metavar="RUN",
+                              help="run id, unique id prefix, `latest`, or run folder"),
     folder: list[Path] | None = typer.Option(
-        None, "--dir", help="Task folder to look in (repeatable); default: current folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, "--dir", metavar="FOLDER", show_default=False,
+        help="task folder to look in (repeatable)  [default: as `cudaopt runs`]"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
     """Re-render a run's report: timings with spread, speedups, versions, branch, cost."""
     run_dir = find_run(run, _search_dirs(folder))
     try:
         record = load_run(run_dir)
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise _fail(f"cannot read run {run_dir}: {exc}") from exc
+        raise fail(f"cannot read run {run_dir}: {exc}") from exc
     if as_json:
         _echo_json(run_to_json(record))
     else:
@@ -103,14 +144,17 @@ def show_command(
 
 def config_command(
     start: Path | None = typer.Argument(
-        None, help="Task file or folder the project config is found from; default: here."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, metavar="PATH", show_default=False,
+        help="task file or folder the project config is found from  [default: .]"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
     """Show the effective settings and the layer each came from."""
+    if start is not None and not start.exists():
+        raise fail(f"{start}: no such file or folder")
     try:
         settings = load_settings(start)
     except ConfigError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     if as_json:
         _echo_json(settings.to_json())
         return
@@ -133,13 +177,18 @@ def _doctor_settings() -> tuple[Settings | None, Check]:
 
 def doctor_command(
     model: str | None = typer.Option(
-        None, "--model", help="litellm model to ping (default: the configured model)."),
+        None, "--model", metavar="MODEL", show_default=False,
+        help="litellm model to ping  [default: the configured model]"),
     api_base: str | None = typer.Option(
-        None, "--api-base", help="OpenAI-compatible endpoint of the model."),
-    quick: bool = typer.Option(False, "--quick", help="Skip the trial kernel builds."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+        None, "--api-base", metavar="URL", help="OpenAI-compatible endpoint of the model"),
+    quick: bool = typer.Option(False, "--quick", help="skip the trial kernel builds"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """Check GPU, driver, nvcc, ninja, compiler, torch, a trial build, sandbox and model."""
+    """Check what this machine can do: the CPU path (compiler, ninja, a trial build), the
+    CUDA path (GPU, driver, nvcc, a trial CUDA build), the sandbox and the model.
+
+    Exit 0 everything works; 3 the CPU path works but not everything (e.g. no GPU, no
+    sandbox: the summary says what); 1 nothing can be judged here."""
     settings, config_check = _doctor_settings()
     if settings is not None:
         model = model or settings.model
@@ -149,17 +198,20 @@ def doctor_command(
 
         load_dotenv(Path.cwd() / ".env", override=False)
     checks = [config_check, *run_doctor(model, api_base, build=not quick)]
+    code, summary = assess(checks)
     if as_json:
         _echo_json([c.to_json() for c in checks])
     else:
         console = Console(highlight=False, soft_wrap=True)
         for c in checks:
             style = STATUS_STYLE[c.status]
-            console.print(f"[{style}]{c.status.upper():4}[/]  {c.name:10}  {escape(c.detail)}")
+            console.print(f"[{style}]{c.status.upper():6}[/]  {c.name:10}  {escape(c.detail)}")
             if c.hint and c.status != "pass":
-                console.print(f"      {'':10}  [dim]{escape(c.hint)}[/]")
-    if any(c.status == FAIL for c in checks):
-        raise typer.Exit(1)
+                console.print(f"        {'':10}  [dim]{escape(c.hint)}[/]")
+        console.print()
+        for line in summary:
+            console.print(escape(line))
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,15 +1,13 @@
 """`cudaopt optimize`: drive a model through the agent loop to a faster, verified kernel.
 
 Thin: settings and flags in, `cudaopt.agent.run` does the work, the live view shows it, and
-an accepted result goes to a git branch (`cudaopt.gitops`) unless `--no-commit`.
-Exit codes: 0 accepted, 1 finished without an accepted kernel, 2 bad input or the model
-could not be reached, 3 accepted but the commit failed, 130 interrupted (resumable).
+an accepted result goes to a git branch (`cudaopt.gitops`) unless `--no-commit`. What
+could make a run useless is checked first (`cudaopt.runcheck`). Exit codes: see HELP.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,23 +15,20 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from cudaopt import gitops
+from cudaopt import gitops, runcheck
+from cudaopt.agent.errors import PreflightError
 from cudaopt.agent.events import OnEvent
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.models import PreflightError
-from cudaopt.agent.run import RunConfig, RunResult, resume_run, start_run
+from cudaopt.agent.run import RunResult, resume_run, start_run
+from cudaopt.cli_style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions
 from cudaopt.live import LiveView
-from cudaopt.rundir import read_meta, write_meta
+from cudaopt.rundir import RunMeta, read_meta, write_meta
 from cudaopt.sandbox import Sandbox, SandboxUnavailable, resolve_sandbox
 
-EXIT_NOT_ACCEPTED, EXIT_BAD_INPUT, EXIT_COMMIT_FAILED, EXIT_INTERRUPTED = 1, 2, 3, 130
-
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    Console(stderr=True).print(f"error: {message}", markup=False, highlight=False)
-    return typer.Exit(code)
+EXIT_NOT_ACCEPTED, EXIT_COMMIT_FAILED, EXIT_INTERRUPTED = 1, 3, 130
 
 
 def _load_env_files(folders: list[Path]) -> None:
@@ -47,20 +42,10 @@ def _load_env_files(folders: list[Path]) -> None:
 
 def _device(settings: Settings) -> tuple[str, str]:
     """(kind for the workspace: cuda|cpu, device for the judge), "auto" resolved."""
-    import torch
-
-    device = settings.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise _fail(f"--device {device}: no CUDA device here; use --device cpu")
-    return ("cuda" if device.startswith("cuda") else "cpu"), device
-
-
-def _view(console: Console) -> tuple[AbstractContextManager[Any], Any]:
-    """The live view: redrawn on a terminal, one plain line per event when piped."""
-    view = LiveView(console)
-    return view, view.on_event
+    try:
+        return runcheck.resolve_device(settings.device)
+    except runcheck.NotReady as exc:
+        raise fail(str(exc)) from exc
 
 
 def _commit(
@@ -104,58 +89,69 @@ def _exit_code(result: RunResult) -> int:
     return 0 if result.accepted else EXIT_NOT_ACCEPTED
 
 
+_DEFAULTS = Settings()
+HELP = """Optimize TASK: the model writes kernels until the judge finds one at least 5% faster
+than torch.compile, and the accepted kernel is committed to a new git branch.
+
+Before the first model call, the device, the git repository and the task itself (loaded
+and run once on the device) are checked. `cudaopt optimize --resume RUN` continues a run.
+
+Exit 0 accepted, 1 not accepted, 2 bad input or model unreachable, 3 accepted but not
+committed, 130 interrupted (continue with --resume)."""
+
+
+def _opt(flag: str, metavar: str, help: str, shown: object = None) -> Any:
+    """A setting's flag: None unless given, so the configuration layers fill it in."""
+    return typer.Option(None, flag, metavar=metavar, show_default=False,
+                        help=help + (f"  [default: {shown}]" if shown is not None else ""))
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("optimize")
+    @app.command("optimize", help=HELP, epilog="Settings come from cudaopt.toml, CUDAOPT_* "
+                 "and the user config too: `cudaopt config` shows them.")
     def optimize_cmd(
-        task: Path = typer.Argument(None, help="task file in KernelBench format (model.py)"),
-        model: str = typer.Option(
-            None,
-            "--model",
-            help="litellm model string, or replay:PATH to replay a recorded trajectory",
-        ),
-        api_base: str = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint"),
-        device: str = typer.Option(
-            None, "--device", help="cuda or cpu (default: cuda when present)"
-        ),
-        max_steps: int = typer.Option(None, "--max-steps", help="model calls before stopping"),
-        max_cost: float = typer.Option(None, "--max-cost", help="model spend limit, USD"),
-        max_minutes: float = typer.Option(None, "--max-minutes", help="wall-clock limit"),
-        resume: str = typer.Option(None, "--resume", help="continue a run: its folder or id"),
-        no_commit: bool = typer.Option(False, "--no-commit", help="do not commit the result"),
-        init_repo: bool = typer.Option(
-            False, "--init-repo", help="git init the task's folder if it is in no repository"
-        ),
-        branch: str = typer.Option(None, "--branch", help="branch for the accepted kernel"),
-        run_dir: Path = typer.Option(
-            None,
-            "--run-dir",
-            help="where to keep this run's state (default: <task folder>/.cudaopt/runs/<id>)",
-        ),
-        tools: bool = typer.Option(
-            None,
-            "--tools/--no-tools",
-            help="function calling or fenced action blocks (default: detect)",
-        ),
-        bash_timeout: float = typer.Option(
-            600.0, "--bash-timeout", help="seconds per shell command of the agent"
-        ),
-        sandbox: str = typer.Option(
-            None,
-            "--sandbox",
-            help="auto | bwrap | none: the agent's shell runs in a bubblewrap sandbox "
-            "(auto, bwrap: refuse to start without one); none runs it unconfined",
-        ),
+        task: Path = typer.Argument(None, metavar="TASK", show_default=False,
+                                    help="task file in KernelBench format (model.py)"),
+        model: str = _opt("--model", "MODEL", "litellm model string, or replay:PATH to replay "
+                          "a recorded session"),
+        api_base: str = _opt("--api-base", "URL", "OpenAI-compatible endpoint of the model"),
+        device: str = _opt("--device", "DEVICE", "cuda, cuda:N or cpu",
+                           "cuda when present, else cpu"),
+        max_steps: int = _opt("--max-steps", "N", "model calls before the run stops",
+                              _DEFAULTS.max_steps),
+        max_cost: float = _opt("--max-cost", "USD", "model spend before the run stops",
+                               f"{_DEFAULTS.max_cost:g}"),
+        max_minutes: float = _opt("--max-minutes", "MIN", "wall-clock time before the run "
+                                  "stops", f"{_DEFAULTS.max_minutes:g}"),
+        resume: str = _opt("--resume", "RUN", "continue a run (its id, id prefix, `latest` or "
+                           "folder) instead of starting one"),
+        no_commit: bool = typer.Option(False, "--no-commit", help="keep the accepted kernel "
+                                       "in the run's best/ folder; make no branch"),
+        init_repo: bool = typer.Option(False, "--init-repo", help="`git init` the task's "
+                                       "folder when it is in no repository"),
+        branch: str = _opt("--branch", "NAME", "branch for the accepted kernel",
+                           "<prefix><run id>"),
+        run_dir: Path = _opt("--run-dir", "PATH", "folder for this run's state",
+                             "<task folder>/.cudaopt/runs/<run id>"),
+        tools: bool = typer.Option(None, "--tools/--no-tools", show_default=False,
+                                   help="function calling, or fenced action blocks  "
+                                   "[default: detect]"),
+        bash_timeout: float = typer.Option(600.0, "--bash-timeout", metavar="SECONDS",
+                                           show_default=False, help="time limit of each shell "
+                                           "command of the agent  [default: 600]"),
+        sandbox: str = _opt("--sandbox", "MODE", "auto or bwrap: the agent's shell runs in "
+                            "a bubblewrap sandbox, and the run refuses to start without one; "
+                            "none: unconfined", _DEFAULTS.sandbox),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="print every judging "
+                                     "step (each trial, each timing round) on its own line"),
     ) -> None:
-        """Optimize TASK: the model writes kernels until the judge finds one at least 5%
-        faster than torch.compile. Exit 0 accepted, 1 not accepted, 2 bad input or model
-        unreachable, 3 accepted but not committed, 130 interrupted (use --resume)."""
         if (task is None) == (resume is None):
-            raise _fail("give a task file, or --resume RUN (not both)")
+            raise fail("give a task file, or --resume RUN (not both)")
         found = _find_run(resume) if resume else None
         before = read_meta(found) if found else None
         task_file = Path(before.task) if before else task
         if not task_file.is_file():
-            raise _fail(f"{task_file}: no such task file")
+            raise fail(f"{task_file}: no such task file")
         env_dirs = [Path.cwd(), task_file.resolve().parent]
         _load_env_files(env_dirs)
         flags = {
@@ -170,37 +166,73 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_settings(task_file.resolve().parent, flags)
         except ConfigError as exc:
-            raise _fail(str(exc)) from exc
+            raise fail(str(exc)) from exc
+        commit = settings.commit and not no_commit
         console = Console(stderr=True)
+        _ready(settings, task_file, before, commit, init_repo, branch)
         box = _sandbox(settings, env_dirs, console)
         if found:
             explicit = any(v is not None for v in (max_steps, max_cost, max_minutes))
             launch = partial(_resume, found, settings, explicit, api_base, box)
         else:
             config = _config(settings, tools, bash_timeout, run_dir, box)
+            _check_task(task_file, config.judge_options(), console)
             launch = partial(start_run, task_file, config)
         committed = []
 
         def before_report(data: dict[str, Any]) -> None:
             final = data.get("verdict")
-            if final is not None and final.accepted and settings.commit and not no_commit:
+            if final is not None and final.accepted and commit:
                 committed.append(_commit(task_file, data, settings, branch, console, init_repo))
 
-        result = _launch(launch, console, before_report)
-        console.print(f"run folder: {result.run_dir}")
-        if result.reason == "interrupted":
-            console.print(f"interrupted; continue with: cudaopt optimize --resume {result.run_dir}")
+        result = _launch(launch, console, before_report, verbose)
+        say_where(result, commit, console)
         raise typer.Exit(max(committed, default=0) or _exit_code(result))
+
+
+def say_where(result: RunResult, committed: bool, console: Console) -> None:
+    """The last lines of a run: where its files are, and how to go on."""
+    if result.accepted and not committed:
+        console.print(f"not committed (--no-commit): the accepted kernel is in "
+                      f"{result.run_dir / 'best'}", markup=False, highlight=False)
+    console.print(f"run folder: {result.run_dir}", markup=False, highlight=False)
+    if result.reason == "interrupted":
+        console.print(f"interrupted; continue with: cudaopt optimize --resume {result.run_dir}",
+                      markup=False, highlight=False)
+
+
+def _ready(settings: Settings, task: Path, before: RunMeta | None, commit: bool,
+           init_repo: bool, branch: str | None) -> None:
+    """The checks that cost nothing, before anything that costs time or money."""
+    try:
+        kind = runcheck.resolve_device(settings.device)[0]
+        if before is None and settings.model:
+            runcheck.check_replay(settings.model, kind)
+        runcheck.check_repository(task, commit, init_repo, branch)
+    except runcheck.NotReady as exc:
+        raise fail(str(exc)) from exc
+
+
+def _check_task(task: Path, options: JudgeOptions, console: Console) -> None:
+    """The task loaded and run once on the device, as the judge will: seconds, not a run."""
+    with console.status(f"checking the task: loading it and running Model once on "
+                        f"{options.device}"):
+        try:
+            runcheck.check_runnable_task(task, options)
+        except runcheck.NotReady as exc:
+            raise fail(str(exc)) from exc
 
 
 def _launch(
     launch: Callable[[OnEvent], RunResult],
     console: Console,
     before_report: Callable[[dict[str, Any]], None],
+    verbose: bool = False,
 ) -> RunResult:
     """Run under the live view; a model that cannot be reached is a clean exit 2.
     `before_report` sees the "done" event before the view prints the final report."""
-    view, show = _view(console)
+    view = LiveView(console, verbose=verbose)
+    show = view.on_event
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "done":
@@ -211,7 +243,7 @@ def _launch(
         with view:
             return launch(on_event)
     except (PreflightError, FileExistsError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 def _resume(
@@ -234,7 +266,7 @@ def _sandbox(settings: Settings, env_dirs: list[Path], console: Console) -> Sand
     try:
         sandbox = resolve_sandbox(settings.sandbox, dotenv_dirs=env_dirs)
     except SandboxUnavailable as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     if sandbox.warning:
         console.print(sandbox.warning, style="yellow", markup=False, highlight=False)
     return sandbox
@@ -252,7 +284,7 @@ def _config(
     sandbox: Sandbox,
 ) -> RunConfig:
     if not settings.model:
-        raise _fail(
+        raise fail(
             "no model: give --model (a litellm model string or replay:PATH), or set "
             "`model` in cudaopt.toml"
         )

@@ -19,7 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-PASS, FAIL, WARN, SKIP = "pass", "fail", "warn", "skip"
+PASS, FAIL, WARN, SKIP, ABSENT = "pass", "fail", "warn", "skip", "absent"
+#: What each path needs. Without a GPU the CUDA path's checks are "absent", not failures:
+#: the CPU path (README's CPU demo, `--device cpu`) is a supported way to use cudaopt.
+CPU_PATH = ("config", "ninja", "c++", "cpu build")
+CUDA_PATH = ("torch", "gpu", "driver", "nvcc", "cuda build")
+EXIT_READY, EXIT_BROKEN, EXIT_PARTLY = 0, 1, 3
 PROBE_TIMEOUT_S = 20.0
 BUILD_TIMEOUT_S = 600.0
 MODEL_TIMEOUT_S = 60.0
@@ -69,7 +74,7 @@ class Check:
     """One line of doctor's answer."""
 
     name: str
-    status: str  # pass | fail | warn | skip
+    status: str  # pass | fail | warn | skip | absent
     detail: str
     hint: str = ""
     output: str = ""  # tail of a failed trial build's log (shown by --json)
@@ -256,4 +261,39 @@ def run_doctor(model: str | None = None, api_base: str | None = None,
         checks.append(check_model(model, api_base))
     else:
         checks.append(Check("model", SKIP, "pass --model to check reachability"))
-    return checks
+    return [_absent(c) for c in checks] if _no_gpu() else checks
+
+
+def _no_gpu() -> bool:
+    """No GPU at all (no driver, no device), rather than a GPU cudaopt cannot use."""
+    import torch
+
+    return shutil.which("nvidia-smi") is None and not torch.cuda.is_available()
+
+
+def _absent(check: Check) -> Check:
+    if check.name not in CUDA_PATH or check.status != FAIL:
+        return check
+    return Check(check.name, ABSENT, check.detail)  # the summary says what it means
+
+
+def assess(checks: list[Check]) -> tuple[int, list[str]]:
+    """The exit code and a few lines on what works: 0 everything, 3 the CPU path works but
+    not everything (no GPU, no sandbox, ...), 1 nothing can be judged here."""
+    status = {c.name: c.status for c in checks}
+    cpu = [n for n in CPU_PATH if status.get(n) == FAIL]
+    if cpu:
+        return EXIT_BROKEN, [f"CPU path: broken ({', '.join(cpu)}); nothing can be judged here"]
+    lines = ["CPU path: works (`cudaopt check --device cpu`, `cudaopt optimize --device cpu`)"]
+    absent = [n for n in CUDA_PATH if status.get(n) == ABSENT]
+    cuda = [n for n in CUDA_PATH if status.get(n) == FAIL]
+    if absent:
+        lines.append("CUDA path: absent, no GPU here (needed for CUDA kernels only)")
+    elif cuda:
+        lines.append(f"CUDA path: broken ({', '.join(cuda)})")
+    elif any(status.get(n) == PASS for n in CUDA_PATH):
+        lines.append("CUDA path: works")
+    other = [c.name for c in checks if c.status == FAIL and c.name not in CPU_PATH + CUDA_PATH]
+    if other:
+        lines.append(f"not working: {', '.join(other)} (see above)")
+    return (EXIT_PARTLY if absent or cuda or other else EXIT_READY), lines

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from git import Git, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from cudaopt.judge.verdict import Verdict
 from cudaopt.report_run import fmt_speedup, render_markdown
-from cudaopt.rundir import RunMeta
+from cudaopt.rundir import RunMeta, task_name
 from cudaopt.sandbox import secrets
 
 FALLBACK_NAME = "cudaopt"
@@ -74,6 +73,21 @@ def find_repo(path: Path) -> Repo:
     return repo
 
 
+def ready_to_commit(task: Path, branch: str | None = None, init: bool = False) -> None:
+    """Raise the GitOpsError `commit_accepted` would raise for the repository or the branch
+    name, so a run that could never be committed stops before it starts. `init`: a missing
+    repository will be created (--init-repo), so only the branch name is checked."""
+    folder = task.resolve().parent
+    try:
+        git = find_repo(folder).git
+    except NotARepoError:
+        if not init:
+            raise
+        git = Git(str(folder))
+    if branch:
+        _check_branch_name(git, branch)
+
+
 def init_repo(directory: Path) -> Path:
     """`git init` in `directory` (no commit: the kernel becomes the root of its branch)."""
     return Path(Repo.init(directory).working_tree_dir)
@@ -87,11 +101,11 @@ def commit_accepted(
     branch: str | None = None,
     *,
     prefix: str = "cudaopt/",
-    now: datetime | None = None,
 ) -> CommitResult:
     """Commit `candidate_dir` (model_new.py, kernels/) beside `task` on a new branch.
 
-    `branch` names the branch outright; otherwise it is `<prefix><task stem>-<timestamp>`.
+    `branch` names the branch outright; otherwise it is `<prefix><run id>`, so branch and run share
+    one name and one timestamp.
     Also records the commit in `meta` (branch, commit, and `extra["commits"]`); the caller
     writes meta afterwards. Raises GitOpsError subclasses with a message fit for the user.
     """
@@ -101,7 +115,7 @@ def commit_accepted(
     folder = task.parent.relative_to(root).as_posix()
     files = _candidate_files(candidate_dir.resolve(), folder)
     message = commit_message(task, verdict, meta)
-    requested = branch or default_branch_name(task, prefix, now)
+    requested = branch or f"{prefix}{meta.run_id}"
     _check_branch_name(repo.git, requested)
     env, fallback = identity_env(repo.git)
     base = _head_commit(repo.git)
@@ -138,13 +152,9 @@ def _write_commit(git: Git, env: dict[str, str], folder: str, files: dict[str, P
     return git.commit_tree(tree, *(["-p", base] if base else []), "-m", message, env=env)
 
 
-def default_branch_name(task: Path, prefix: str = "cudaopt/", now: datetime | None = None) -> str:
-    return f"{prefix}{task.stem}-{(now or datetime.now()).strftime('%Y%m%d-%H%M%S')}"
-
-
 def commit_message(task: Path, verdict: Verdict, meta: RunMeta) -> str:
     """Subject with the headline speedup; body with what a reviewer needs to trust it."""
-    subject = (f"cudaopt: {task.stem} {fmt_speedup(verdict.speedup_vs_compile)} vs "
+    subject = (f"cudaopt: {task_name(task)} {fmt_speedup(verdict.speedup_vs_compile)} vs "
                f"torch.compile, {fmt_speedup(verdict.speedup_vs_eager)} vs eager")
     body = [
         f"GPU: {verdict.device_name or meta.gpu or verdict.device or meta.device}",

@@ -21,10 +21,15 @@ from cudaopt.report_run import (
     candidate_cells,
     candidate_table,
     fmt_speedup,
+    stop_reason,
     summary_table,
 )
 
 ACTIVITY_CHARS = 160
+#: Judge progress that repeats within one judgement: the live line shows it; a log gets it
+#: only with --verbose.
+REPEATED = ("verifying: trial", "timing: round", "timing: warm-up", "loading task",
+            "task loaded", "candidate loaded", "starting workers", "building kernels/")
 
 
 def _one_line(text: str, limit: int = ACTIVITY_CHARS) -> str:
@@ -40,9 +45,11 @@ class LiveView:
     Unknown event kinds are ignored so the loop may add kinds without breaking the view.
     """
 
-    def __init__(self, console: Console | None = None, interactive: bool | None = None) -> None:
+    def __init__(self, console: Console | None = None, interactive: bool | None = None,
+                 verbose: bool = False) -> None:
         self.console = console or Console()
         self.interactive = self.console.is_terminal if interactive is None else interactive
+        self.verbose = verbose
         self.step = 0
         self.step_summary = ""
         self.activity = ""
@@ -80,8 +87,9 @@ class LiveView:
         if self._live is not None:
             self._live.update(self._panel())
 
-    def _print(self, line: str) -> None:
-        if not self.interactive:
+    def _print(self, line: str, always: bool = False) -> None:
+        """A log line when piped; on a terminal only when `always` (above the live panel)."""
+        if always or not self.interactive:
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def _on_step(self, data: dict[str, Any]) -> None:
@@ -96,9 +104,11 @@ class LiveView:
         self._print(f"step {self.step}  {self.step_summary}".rstrip())
 
     def _on_tool(self, data: dict[str, Any]) -> None:
+        name = str(data.get("name", "tool"))
         summary = _one_line(str(data.get("summary", "")))
+        summary = summary[len(name) + 1:] if summary.startswith(name + " ") else summary
         failed = "  [failed]" if data.get("ok") is False else ""
-        self.activity = f"{data.get('name', 'tool')}: {summary}{failed}"
+        self.activity = f"{name}: {summary}{failed}"
         self._print(f"  {self.activity}")
 
     def _on_message(self, data: dict[str, Any]) -> None:
@@ -108,8 +118,10 @@ class LiveView:
             self._print(f"  {self.activity}")
 
     def _on_judge(self, data: dict[str, Any]) -> None:
-        self.activity = f"judge: {_one_line(str(data.get('text', '')))}"
-        self._print(f"  {self.activity}")
+        text = _one_line(str(data.get("text", "")))
+        self.activity = f"judge: {text}"
+        if self.verbose or not text.startswith(REPEATED):
+            self._print(f"  {self.activity}", always=self.verbose)
 
     def _on_candidate(self, data: dict[str, Any]) -> None:
         index, verdict = int(data["index"]), data["verdict"]
@@ -118,13 +130,15 @@ class LiveView:
         pairs = [f"{name.replace(' ', '_')}={cell}" for name, cell in cells]
         if verdict.status.value != "ok":
             pairs.append(f"status={verdict.status.value}")
-        self._print(f"candidate {index}: " + "  ".join(pairs))
+        by = "cudaopt's judge" if data.get("trusted") else "the agent's own check"
+        self._print(f"candidate {index} ({by}): " + "  ".join(pairs))
 
     def _on_best(self, data: dict[str, Any]) -> None:
         self.best_index = int(data["index"])
         verdict: Verdict = data["verdict"]
-        self._print(f"best so far: candidate {self.best_index} "
-                    f"({fmt_speedup(verdict.speedup_vs_compile)} vs torch.compile)")
+        self._print(f"best so far: candidate {self.best_index}, "
+                    f"{fmt_speedup(verdict.speedup_vs_compile)} vs torch.compile as re-judged "
+                    "by cudaopt (each judgement times afresh, so figures differ by a few %)")
 
     def _on_done(self, data: dict[str, Any]) -> None:
         self.close()
@@ -132,7 +146,14 @@ class LiveView:
         best = final or next((v for i, v in self.candidates if i == self.best_index), None)
         self.console.line()
         if data.get("reason"):
-            self.console.print(f"run ended: {data['reason']}", markup=False, highlight=False)
+            self.console.print(f"run ended: {stop_reason(data['reason'])}", markup=False,
+                               highlight=False)
+        if final is not None and final.speedup_vs_compile is not None:
+            self.console.print(
+                f"final check in fresh processes with new secret seeds: "
+                f"{fmt_speedup(final.speedup_vs_compile)} vs torch.compile. Only this figure "
+                "counts; the ones above came from earlier judgements of the same kernel.",
+                markup=False, highlight=False)
         self.console.print(summary_table(data["meta"], best, final is not None))
 
     def _panel(self) -> Group:

@@ -29,8 +29,9 @@ def _x(value: float | None, low: float | None) -> str:
 def render_verdict(verdict: Verdict, console: Console) -> None:
     """The report of `cudaopt check`: status, build, timings with spread, speedups, reward."""
     style = "green" if verdict.status is Status.OK else "red"
-    console.print(f"[bold {style}]{_HEADLINES[verdict.status]}[/]  "
-                  f"reward {verdict.reward:g}  device {verdict.device_name or verdict.device}"
+    device = verdict.device_name or verdict.device  # none when the device was the problem
+    console.print(f"[bold {style}]{_HEADLINES[verdict.status]}[/]  reward {verdict.reward:g}"
+                  + (f"  device {device}" if device else "")
                   + (f"  torch {verdict.torch_version}" if verdict.torch_version else ""))
     if verdict.build_s is not None:
         console.print(f"build {verdict.build_s:.1f} s", highlight=False)

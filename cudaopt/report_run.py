@@ -19,6 +19,18 @@ from rich.text import Text
 from cudaopt.judge.verdict import Timing, Verdict
 from cudaopt.rundir import RunMeta, read_meta
 
+#: Why a run stopped, in the user's words (meta.extra["stop_reason"] keeps the code).
+STOP_REASONS = {
+    "done": "target reached, and no further gain",
+    "max_steps": "step limit reached (--max-steps)",
+    "max_cost": "spend limit reached (--max-cost)",
+    "max_minutes": "time limit reached (--max-minutes)",
+    "replay_exhausted": "the replayed session has no more recorded turns",
+    "model_error": "the model could not be called (resumable with --resume)",
+    "interrupted": "interrupted (resumable with --resume)",
+    "killed": "its process was killed (resumable with --resume)",
+    "crashed": "cudaopt itself failed",
+}
 CANDIDATE_COLUMNS = ("#", "compiled", "correct", "time", "vs eager", "vs compile", "reward")
 VERSION_KEYS = ("cuda_version", "driver", "python_version", "cudaopt_version")
 
@@ -77,6 +89,10 @@ def fmt_speedup(speedup: float | None) -> str:
     return "-" if speedup is None else f"{speedup:.2f}x"
 
 
+def stop_reason(code: str) -> str:
+    return STOP_REASONS.get(code, code.replace("_", " "))
+
+
 def fmt_wall(wall_s: float) -> str:
     minutes, seconds = divmod(int(round(wall_s)), 60)
     return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
@@ -120,6 +136,8 @@ def summary_table(meta: RunMeta, best: Verdict | None, final: bool) -> Table:
 
 def _summary_rows(meta: RunMeta, best: Verdict | None, final: bool) -> list[tuple[str, str]]:
     rows = [("task", meta.task), ("model", meta.model), ("result", meta.status)]
+    if meta.extra.get("stop_reason"):
+        rows.append(("stopped", stop_reason(meta.extra["stop_reason"])))
     if best is not None:
         label = "best candidate" if final else "best candidate (not re-checked)"
         rows += [

@@ -14,11 +14,16 @@ up in the user's `git status`. Layout of one run directory:
 from __future__ import annotations
 
 import json
+import os
+import socket
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 STATE_DIR = ".cudaopt"
+#: File names that say nothing about the task (every KernelBench task is `model.py`): such a
+#: task is named after its folder instead.
+GENERIC_STEMS = frozenset({"model", "models", "task", "main", "reference", "ref", "__init__"})
 
 
 @dataclass
@@ -40,7 +45,27 @@ class RunMeta:
     wall_s: float = 0.0
     gpu: str | None = None
     torch_version: str | None = None
+    pid: int | None = None  # the process driving the run while it is "running"
+    host: str | None = None
     extra: dict = field(default_factory=dict)
+
+    def mark_running(self) -> None:
+        """Owned by this process: a run whose process is gone is no longer "running"."""
+        self.status, self.finished = "running", None
+        self.pid, self.host = os.getpid(), socket.gethostname()
+
+    @property
+    def orphaned(self) -> bool:
+        """Says "running", but its process on this machine is gone (killed, crashed)."""
+        if self.status != "running" or self.pid is None or self.host != socket.gethostname():
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
 
 
 def state_dir(task_dir: Path) -> Path:
@@ -57,12 +82,21 @@ def runs_root(task_dir: Path) -> Path:
     return state_dir(task_dir) / "runs"
 
 
+def task_name(task: Path) -> str:
+    """What runs and branches call a task: its file's stem, or its folder's name when the
+    stem is generic (`level1/19_ReLU/model.py` is `19_ReLU`)."""
+    task = Path(task)
+    if task.stem.lower() in GENERIC_STEMS and task.resolve().parent.name:
+        return task.resolve().parent.name
+    return task.stem
+
+
 def new_run_dir(task: Path, now: datetime | None = None) -> Path:
     """A fresh, uniquely named run directory for `task`."""
     stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
     root = runs_root(task.resolve().parent)
     root.mkdir(parents=True, exist_ok=True)
-    base = f"{task.stem}-{stamp}"
+    base = f"{task_name(task)}-{stamp}"
     path, n = root / base, 1
     while path.exists():
         n += 1
@@ -80,21 +114,8 @@ def write_meta(run_dir: Path, meta: RunMeta) -> None:
 def read_meta(run_dir: Path) -> RunMeta:
     data = json.loads((run_dir / "meta.json").read_text())
     known = RunMeta.__dataclass_fields__
-    return RunMeta(**{k: v for k, v in data.items() if k in known})
-
-
-def list_runs(search_dirs: list[Path]) -> list[tuple[Path, RunMeta]]:
-    """Runs found under the state folders of `search_dirs`, newest first."""
-    found: list[tuple[Path, RunMeta]] = []
-    for d in search_dirs:
-        root = d / STATE_DIR / "runs"
-        if not root.is_dir():
-            continue
-        for run_dir in root.iterdir():
-            if (run_dir / "meta.json").is_file():
-                try:
-                    found.append((run_dir, read_meta(run_dir)))
-                except (ValueError, TypeError):
-                    continue
-    found.sort(key=lambda item: item[1].started, reverse=True)
-    return found
+    meta = RunMeta(**{k: v for k, v in data.items() if k in known})
+    if meta.orphaned:  # killed: what it saved after its last step stands, and it can resume
+        meta.status = "interrupted"
+        meta.extra.setdefault("stop_reason", "killed")
+    return meta

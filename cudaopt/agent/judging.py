@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
-from cudaopt.judge import JudgePool
+from cudaopt.judge import JudgeOptions, JudgePool
 from cudaopt.judge.server import JudgeServer
 from cudaopt.judge.session import worker_env
+from cudaopt.sandbox import Sandbox
 
-if TYPE_CHECKING:
-    from cudaopt.agent.run import RunConfig
+
+@dataclass
+class RunConfig:
+    """What a run starts with. It lives with its lowest reader, the run's judge service, so
+    `run` imports it from here and no module imports back up."""
+
+    model: str
+    device: str  # "cuda" or "cpu", already resolved
+    api_base: str | None = None
+    tools: bool | None = None  # None: ask litellm, probe unknown models
+    limits: Limits = field(default_factory=Limits)
+    judge: JudgeOptions | None = None  # None: JudgeOptions(device=device)
+    bash_timeout_s: float = 600.0
+    run_dir: Path | None = None  # None: a fresh one beside the task
+    stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
+    sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)
+
+    def judge_options(self) -> JudgeOptions:
+        return self.judge or JudgeOptions(device=self.device)
 
 
 class JudgeService:

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from cudaopt.agent import prompts
-from cudaopt.agent.models import ModelError, PreflightError
+from cudaopt.agent.errors import ModelError, PreflightError
 
 # The live price list is fetched from the network at import; offline that costs ~10 s of
 # retries. The copy bundled with litellm is good enough for a budget (override: set False).
@@ -138,9 +138,11 @@ def explain(name: str, api_base: str | None, exc: Exception) -> PreflightError:
     """A failed first call, said in terms of what the user can fix."""
     where = api_base or "the provider"
     detail = _first_line(exc)
-    if isinstance(exc, litellm.AuthenticationError):
+    missing = _missing_keys(name, api_base)
+    if isinstance(exc, litellm.AuthenticationError) or missing:
+        which = f": {', '.join(missing)} is not set" if missing else ""
         why = (
-            f"authentication failed (missing or invalid API key for {name}); set the "
+            f"authentication failed (missing or invalid API key for {name}{which}); set the "
             "provider's key in the environment or a .env file"
         )
     elif isinstance(exc, litellm.NotFoundError):
@@ -161,6 +163,16 @@ def explain(name: str, api_base: str | None, exc: Exception) -> PreflightError:
     else:
         why = f"the first call to {name!r} at {where} failed"
     return PreflightError(f"{why}\n  ({detail})")
+
+
+def _missing_keys(name: str, api_base: str | None) -> list[str]:
+    """The provider's key variables litellm finds unset: some clients (OpenAI's) report a
+    missing key as a server error, not as an authentication failure."""
+    try:
+        found = litellm.validate_environment(model=name, api_base=api_base)
+    except Exception:  # noqa: BLE001 - unknown providers: nothing to say
+        return []
+    return list(found.get("missing_keys") or [])
 
 
 def _first_line(exc: Exception) -> str:

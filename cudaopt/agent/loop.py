@@ -12,8 +12,9 @@ from typing import Any
 from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
 from cudaopt.agent.best import BestTracker
+from cudaopt.agent.errors import ReplayExhausted
 from cudaopt.agent.events import OnEvent, describe
-from cudaopt.agent.models import Model, ReplayExhausted
+from cudaopt.agent.models import Model
 from cudaopt.agent.tools import Workspace
 from cudaopt.agent.trajectory import Trajectory
 from cudaopt.judge import Verdict
@@ -225,7 +226,7 @@ class Agent:
     def _summary(self) -> str:
         best = self.tracker.best
         if best is None:
-            return "no verified candidate yet."
+            return "no candidate verified and timed by cudaopt yet."
         speed = best.speedup_vs_compile
         vs = f"{speed:.2f}x vs torch.compile" if speed is not None else "not timed"
         where = f"candidate {self.tracker.best_index}" if self.tracker.best_index else "best"

@@ -12,18 +12,6 @@ from typing import Any, Protocol
 REPLAY_PREFIX = "replay:"
 
 
-class ModelError(RuntimeError):
-    """A call to the model failed for good (after retries); the run stops, resumable."""
-
-
-class PreflightError(ModelError):
-    """The model cannot be used at all: unknown name, missing key, endpoint down."""
-
-
-class ReplayExhausted(ModelError):
-    """A replayed trajectory has no more recorded turns."""
-
-
 class Model(Protocol):
     name: str
     uses_tools: bool  # function calling; False means fenced action blocks in text

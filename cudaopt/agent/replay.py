@@ -5,10 +5,11 @@ Used for the README's offline demo and to reproduce a result on another GPU."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent.models import PreflightError, ReplayExhausted
+from cudaopt.agent.errors import PreflightError, ReplayExhausted
 
 
 def load_turns(path: Path) -> list[dict[str, Any]]:
@@ -30,6 +31,26 @@ def load_turns(path: Path) -> list[dict[str, Any]]:
                 {k: v for k, v in message.items() if k in ("role", "content", "tool_calls")}
             )
     return turns
+
+
+def recorded_device(path: Path) -> str | None:
+    """The device a trajectory was recorded for, from its first user message ("Device: cuda."):
+    a CUDA session replayed on a machine without a GPU cannot reach the same result."""
+    if path.is_dir():
+        path = path / "trajectory.jsonl"
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            message = json.loads(line).get("message") or {}
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if message.get("role") == "user":
+            found = re.search(r"\bDevice: (\w+)", str(message.get("content", "")))
+            return found[1] if found else None
+    return None
 
 
 class ReplayModel:

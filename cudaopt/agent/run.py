@@ -3,17 +3,18 @@ directory (see `cudaopt.rundir`) so Ctrl-C loses nothing and `--resume` picks it
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from cudaopt.agent import prompts
 from cudaopt.agent.best import BestTracker
+from cudaopt.agent.errors import ModelError
 from cudaopt.agent.events import OnEvent, ignore
-from cudaopt.agent.judging import JudgeService
+from cudaopt.agent.judging import JudgeService, RunConfig
 from cudaopt.agent.loop import Agent, Limits, Progress
-from cudaopt.agent.models import Model, ModelError, make_model
+from cudaopt.agent.models import Model, make_model
 from cudaopt.agent.shell import LocalShell
 from cudaopt.agent.tools import Workspace
 from cudaopt.agent.trajectory import Trajectory
@@ -26,24 +27,8 @@ from cudaopt.agent.workspace import (
 )
 from cudaopt.judge import JudgeOptions, Verdict
 from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
+from cudaopt.runindex import register
 from cudaopt.sandbox import Sandbox
-
-
-@dataclass
-class RunConfig:
-    model: str
-    device: str  # "cuda" or "cpu", already resolved
-    api_base: str | None = None
-    tools: bool | None = None  # None: ask litellm, probe unknown models
-    limits: Limits = field(default_factory=Limits)
-    judge: JudgeOptions | None = None  # None: JudgeOptions(device=device)
-    bash_timeout_s: float = 600.0
-    run_dir: Path | None = None  # None: a fresh one beside the task
-    stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
-    sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)
-
-    def judge_options(self) -> JudgeOptions:
-        return self.judge or JudgeOptions(device=self.device)
 
 
 @dataclass
@@ -65,6 +50,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore) -> RunR
     if getattr(model, "notice", None):
         on_event("message", {"role": "cudaopt", "text": model.notice})
     run_dir = _fresh_dir(config.run_dir) if config.run_dir else new_run_dir(task)
+    register(run_dir, task)
     task = task.resolve()
     meta = RunMeta(
         run_id=run_dir.name,
@@ -75,6 +61,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore) -> RunR
         api_base=config.api_base,
         torch_version=_torch_version(),
     )
+    meta.mark_running()
     meta.extra.update(
         limits=asdict(config.limits),
         tools=model.uses_tools,
@@ -126,7 +113,7 @@ def resume_run(
     model = make_model(config.model, config.api_base, config.tools, history=messages)
     model.preflight()
     progress = Progress(**extra.get("progress", {}))
-    meta.status, meta.finished = "running", None
+    meta.mark_running()
     write_meta(run_dir, meta)
     values = skill_values(
         config.device, config.judge_options().margin * 100, config.judge_options().atol

@@ -11,20 +11,10 @@ import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from cudaopt.sandbox import Sandbox
-
-
-@dataclass
-class ShellResult:
-    exit_code: int | None  # None when the command was killed at its time limit
-    output: str  # stdout and stderr interleaved, already truncated
-    elapsed_s: float
-    timed_out: bool = False
+from cudaopt.sandbox import Sandbox, ShellResult
 
 
 class Shell(Protocol):

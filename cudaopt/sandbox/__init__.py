@@ -32,7 +32,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cudaopt.agent.shell import ShellResult
 from cudaopt.sandbox.bwrap import BwrapStatus, bwrap_argv, cached_probe
 from cudaopt.sandbox.limits import (
     MiB,
@@ -46,7 +45,17 @@ from cudaopt.sandbox.runner import run_command
 from cudaopt.sandbox.secrets import dotenv_values, scrub_env
 
 __all__ = ["MODES", "NONE_WARNING", "Sandbox", "SandboxLimits", "SandboxUnavailable",
-           "resolve_sandbox"]
+           "ShellResult", "resolve_sandbox"]
+
+
+@dataclass
+class ShellResult:
+    """One shell command's outcome, sandboxed or not (the agent's `bash` tool shows it)."""
+
+    exit_code: int | None  # None when the command was killed at its time limit
+    output: str  # stdout and stderr interleaved, already truncated
+    elapsed_s: float
+    timed_out: bool = False
 
 MODES = ("auto", "bwrap", "none")
 NONE_WARNING = ("warning: --sandbox none: the model's shell commands run unconfined, as you: "

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.run import RunConfig
 from cudaopt.judge import JudgeOptions
 
 DATA = Path(__file__).parent / "data"

@@ -151,6 +151,7 @@ def test_prompts_render_fully() -> None:
         prompts.prompt("first_user")
 
 
+@pytest.mark.slow
 def test_skill_worked_example_builds_and_verifies(tmp_path: Path) -> None:
     example = prompts.SKILLS_DIR / "examples" / "cpu_split"
     verdict = check(

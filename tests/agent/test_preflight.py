@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cudaopt.agent.models import PreflightError
+from cudaopt.agent.errors import PreflightError
 from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 
@@ -44,6 +44,9 @@ def test_cli_endpoint_down_exits_2_with_a_clear_message(task: Path) -> None:
             closed_port_url(),
             "--device",
             "cpu",
+            "--sandbox",
+            "none",  # about the model, not the sandbox: runs without bwrap too
+            "--no-commit",
         ],
     )
     assert result.exit_code == 2, result.output
@@ -61,4 +64,15 @@ def test_missing_key_says_which(task: Path, config, monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     with pytest.raises(PreflightError, match="authentication failed"):
         start_run(task, config(None, model="anthropic/claude-sonnet-4-5"))
+    assert no_runs(task)
+
+
+def test_missing_openai_key_is_an_authentication_failure(
+    task: Path, config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's client reports a missing key as a server error; the user must not read
+    "cannot reach the provider"."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(PreflightError, match="authentication failed.*OPENAI_API_KEY is not set"):
+        start_run(task, config(None, model="openai/gpt-4o"))
     assert no_runs(task)

@@ -13,12 +13,15 @@ import torch
 from typer.testing import CliRunner
 
 from cudaopt import ROOT
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.run import RunConfig, start_run
+from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 from cudaopt.judge import JudgeOptions
 from tests.agent.conftest import GOOD_FILES, Events, source
 from tests.fakeopenai import FakeOpenAI, call, say
+
+pytestmark = pytest.mark.slow  # whole agent runs, each judging real builds
 
 EXAMPLES = ROOT / "examples"
 
@@ -33,26 +36,32 @@ def example(name: str, into: Path) -> Path:
 def test_cpu_demo_replays_offline_to_an_accepted_kernel_on_a_branch(
     tmp_path: Path, monkeypatch
 ) -> None:
+    """As a user runs it: from the repository root, the task in a folder of its own."""
     task = example("fused_swish_cpu", tmp_path)
-    repo = git.Repo.init(task.parent)
+    repo = git.Repo.init(tmp_path)
     with repo.config_writer() as cfg:
         cfg.set_value("user", "name", "Test").set_value("user", "email", "test@example.com")
-    repo.index.add(["model.py"])
+    repo.index.add(["fused_swish_cpu/model.py"])
     repo.index.commit("task")
-    monkeypatch.chdir(task.parent)
+    monkeypatch.chdir(tmp_path)
     replay = EXAMPLES / "replay" / "fused_swish_cpu.jsonl"
-    args = ["optimize", "model.py", "--model", f"replay:{replay}", "--device", "cpu"]
-    result = CliRunner().invoke(app, [*args, "--branch", "cudaopt/demo"])
+    args = ["optimize", "fused_swish_cpu/model.py", "--model", f"replay:{replay}"]
+    result = CliRunner().invoke(app, [*args, "--device", "cpu", "--sandbox", "none"])
     assert result.exit_code == 0, result.output
     [run] = (task.parent / ".cudaopt" / "runs").iterdir()
+    assert run.name.startswith("fused_swish_cpu-")  # named after the folder, not model.py
     final = json.loads((run / "final_verdict.json").read_text())
     assert final["accepted"] and final["device"] == "cpu"
     assert (run / "best" / "kernels" / "fused_swish.cpp").is_file()
-    assert json.loads((run / "meta.json").read_text())["branch"] == "cudaopt/demo"
-    assert "kernels/fused_swish.cpp" in repo.git.ls_tree("-r", "--name-only", "cudaopt/demo")
-    assert repo.active_branch.name != "cudaopt/demo" and not repo.is_dirty()
+    branch = f"cudaopt/{run.name}"  # one name, one timestamp for the run and its branch
+    assert json.loads((run / "meta.json").read_text())["branch"] == branch
+    tree = repo.git.ls_tree("-r", "--name-only", branch)
+    assert "fused_swish_cpu/kernels/fused_swish.cpp" in tree
+    assert repo.active_branch.name != branch and not repo.is_dirty()
     report = result.output.split("run ended")[-1].splitlines()  # the final report names it
-    assert any(line.startswith("branch") and "cudaopt/demo" in line for line in report)
+    assert any(line.startswith("branch") and branch in line for line in report)
+    listed = CliRunner().invoke(app, ["runs", "--json"])  # found from the root
+    assert [r["run_id"] for r in json.loads(listed.output)] == [run.name]
 
 
 def test_replay_of_a_run_directory_repeats_its_actions(task, config) -> None:

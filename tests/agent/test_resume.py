@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from cudaopt.agent.run import resume_run, start_run
@@ -12,6 +13,8 @@ from cudaopt.cli import app
 from cudaopt.judge import JudgeOptions
 from tests.agent.conftest import GOOD_FILES, Events, source
 from tests.fakeopenai import FakeOpenAI, Reply, call, say
+
+pytestmark = pytest.mark.slow  # whole agent runs, each judging real builds
 
 
 class InterruptAfter(Events):
@@ -65,6 +68,8 @@ def test_cli_resume_continues_the_same_run(task, config, monkeypatch) -> None:
             "--max-steps",
             "3",
             "--no-commit",
+            "--sandbox",
+            "none",  # about resuming, not the sandbox: runs without bwrap too
         ]
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 1, result.output  # ran out of steps, nothing accepted

@@ -7,10 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cudaopt.agent.run import start_run
 from cudaopt.judge import Status
 from tests.agent.conftest import GOOD_FILES, Events, source
 from tests.fakeopenai import FakeOpenAI, Reply, call, say
+
+pytestmark = pytest.mark.slow  # whole agent runs, each judging real builds
 
 
 def write_good() -> list[Reply]:

@@ -35,7 +35,7 @@ def _run(app: typer.Typer, *args: str) -> tuple[int, str]:
 
 def _make_runs(folder: Path) -> tuple[Path, Path]:
     """An older failed run and a newer accepted one with candidates and a final verdict."""
-    task = folder / "model.py"
+    task = folder / "gelu.py"
     task.write_text("class Model: pass\n")
     old = new_run_dir(task, datetime(2025, 1, 1, 9, 0, 0))
     write_meta(old, make_meta(task, old.name, status="[odd] status", started="2025-01-01T09:00:00"))
@@ -59,7 +59,7 @@ def test_runs_lists_newest_first(tmp_path: Path, home: Path, app: typer.Typer) -
     rows = json.loads(out)
     assert code == 0 and [r["run_id"] for r in rows] == [new.name, old.name]
     assert rows[0]["branch"] == "cudaopt/model-x" and rows[0]["run_dir"] == str(new)
-    code, out = _run(app, "runs", str(tmp_path / "model.py"))
+    code, out = _run(app, "runs", str(tmp_path / "gelu.py"))
     assert code == 0
     assert new.name in out and old.name in out and "cudaopt/model-x" in out
     assert "1.50x" in out and "2025-01-02 09:00" in out and "accepted" in out
@@ -104,7 +104,7 @@ def test_show_unknown_or_ambiguous_run_fails_clearly(tmp_path: Path, home: Path,
     _make_runs(tmp_path)
     code, out = _run(app, "show", "nope", "--dir", str(tmp_path))
     assert code == 2 and "no run 'nope'" in out and "cudaopt runs" in out
-    code, out = _run(app, "show", "model-2025", "--dir", str(tmp_path))
+    code, out = _run(app, "show", "gelu-2025", "--dir", str(tmp_path))
     assert code == 2 and "matches several runs" in out
 
 
@@ -144,7 +144,7 @@ def test_doctor_exit_code_and_json(tmp_path: Path, home: Path, app: typer.Typer,
     assert seen == {"model": "openai/gpt-5", "api_base": None, "build": False}
     code, out = _run(app, "doctor", "--model", "m", "--api-base", "http://h:8000/v1")
     assert seen["model"] == "m" and seen["api_base"] == "http://h:8000/v1"
-    assert "PASS  gpu" in out and "WARN  sandbox" in out
+    assert "PASS    gpu" in out and "WARN    sandbox" in out
     (tmp_path / "cudaopt.toml").write_text("modle = 1\n")
     code, out = _run(app, "doctor")
-    assert code == 1 and "FAIL  config" in out and "modle" in out
+    assert code == 1 and "FAIL    config" in out and "modle" in out

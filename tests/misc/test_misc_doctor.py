@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import stat
 from pathlib import Path
 
@@ -106,3 +107,35 @@ def test_model_check_through_litellm_against_a_local_server(
         url = server.url
     check = doctor.check_model("openai/fake-policy", url)  # the server is gone now
     assert check.status == "fail" and "openai/fake-policy at" in check.detail
+
+
+def test_exit_code_says_what_works() -> None:
+    def checks(**status: str) -> list[doctor.Check]:
+        return [doctor.Check(name.replace("_", " "), value, "") for name, value in status.items()]
+
+    code, lines = doctor.assess(checks(config="pass", ninja="pass", cpu_build="pass",
+                                       gpu="pass", nvcc="pass", cuda_build="pass"))
+    assert code == 0 and lines[-1] == "CUDA path: works"
+    code, lines = doctor.assess(checks(config="pass", cpu_build="pass", gpu="absent",
+                                       sandbox="fail"))
+    assert code == 3 and lines[0].startswith("CPU path: works")
+    assert "absent" in lines[1] and "sandbox" in lines[2]
+    code, lines = doctor.assess(checks(config="pass", cpu_build="pass", gpu="pass", nvcc="fail"))
+    assert code == 3 and lines[1] == "CUDA path: broken (nvcc)"
+    code, lines = doctor.assess(checks(config="pass", cpu_build="fail", gpu="absent"))
+    assert code == 1 and lines == ["CPU path: broken (cpu build); nothing can be judged here"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available() or shutil.which("nvidia-smi") is not None,
+                    reason="needs a machine without a GPU")
+def test_a_cpu_only_machine_is_usable_not_failed() -> None:
+    """On the machine the README's CPU demo is for: no FAIL for the missing GPU, exit 3."""
+    from typer.testing import CliRunner
+
+    from cudaopt.cli import app
+
+    result = CliRunner().invoke(app, ["doctor", "--quick"], env={"COLUMNS": "200"})
+    out = result.output
+    assert result.exit_code == 3, out
+    assert "ABSENT  gpu" in out and "FAIL    gpu" not in out and "FAIL    torch" not in out
+    assert "CPU path: works" in out and "CUDA path: absent, no GPU here" in out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ from cudaopt.gitops import (
 )
 from tests.misc.misc_helpers import git, make_candidate, make_meta, make_verdict
 
-NOW = datetime(2025, 1, 2, 3, 4, 5)
-BRANCH = "cudaopt/model-20250102-030405"
+BRANCH = "cudaopt/model-20250101-120000"  # the run id of make_meta: one name, one time
 
 
 def _repo_with_task(root: Path) -> Path:
@@ -69,7 +67,7 @@ def test_dirty_tree_stays_exactly_as_it_was(tmp_path: Path, identity: Path) -> N
     _dirty(root)
     before = _snapshot(root)
     meta = make_meta(task)
-    result = commit_accepted(task, make_candidate(tmp_path / "cand"), make_verdict(), meta, now=NOW)
+    result = commit_accepted(task, make_candidate(tmp_path / "cand"), make_verdict(), meta)
     assert _snapshot(root) == before
     assert result.branch == BRANCH and result.base == head
     assert git(root, "rev-parse", f"{BRANCH}^").strip() == head
@@ -91,7 +89,7 @@ def test_commit_message_and_author(tmp_path: Path, identity: Path) -> None:
     task = _repo_with_task(tmp_path / "repo")
     root = task.parent.parent
     result = commit_accepted(task, make_candidate(tmp_path / "cand"), make_verdict(1.5),
-                             make_meta(task), now=NOW)
+                             make_meta(task))
     message = git(root, "log", "-1", "--format=%B", result.commit)
     assert "1.50x vs torch.compile" in message
     assert "NVIDIA H200" in message and "2.9.0+cu128" in message
@@ -109,8 +107,8 @@ def test_name_collision_gets_a_suffix(tmp_path: Path, identity: Path) -> None:
     git(root, "branch", BRANCH)
     taken = git(root, "rev-parse", BRANCH)
     cand = make_candidate(tmp_path / "cand")
-    first = commit_accepted(task, cand, make_verdict(), make_meta(task), now=NOW)
-    second = commit_accepted(task, cand, make_verdict(), make_meta(task), now=NOW)
+    first = commit_accepted(task, cand, make_verdict(), make_meta(task))
+    second = commit_accepted(task, cand, make_verdict(), make_meta(task))
     assert (first.branch, second.branch) == (f"{BRANCH}-2", f"{BRANCH}-3")
     assert first.requested_branch == BRANCH and "exists" in first.notes[0]
     assert git(root, "rev-parse", BRANCH) == taken
@@ -121,8 +119,8 @@ def test_explicit_branch_and_prefix(tmp_path: Path, identity: Path) -> None:
     cand = make_candidate(tmp_path / "cand")
     named = commit_accepted(task, cand, make_verdict(), make_meta(task), "review/fast-gelu")
     assert named.branch == "review/fast-gelu"
-    prefixed = commit_accepted(task, cand, make_verdict(), make_meta(task), prefix="k/", now=NOW)
-    assert prefixed.branch == "k/model-20250102-030405"
+    prefixed = commit_accepted(task, cand, make_verdict(), make_meta(task), prefix="k/")
+    assert prefixed.branch == "k/model-20250101-120000"
     with pytest.raises(GitOpsError, match="not a valid branch name"):
         commit_accepted(task, cand, make_verdict(), make_meta(task), "bad..name")
 
@@ -135,7 +133,7 @@ def test_stale_kernels_of_head_are_replaced(tmp_path: Path, identity: Path) -> N
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "old kernel")
     result = commit_accepted(task, make_candidate(tmp_path / "cand"), make_verdict(),
-                             make_meta(task), now=NOW)
+                             make_meta(task))
     tree = git(root, "ls-tree", "-r", "--name-only", result.branch).split()
     assert "proj/kernels/old.cu" not in tree and "proj/kernels/add.cu" in tree
     assert (task.parent / "kernels" / "old.cu").read_text() == "old\n"
@@ -150,7 +148,7 @@ def test_repo_without_commits_gets_a_root_commit(tmp_path: Path, identity: Path)
     git(root, "add", "model.py")  # staged in the real index, no commit yet
     before = _snapshot(root)
     result = commit_accepted(task, make_candidate(tmp_path / "cand"), make_verdict(),
-                             make_meta(task), now=NOW)
+                             make_meta(task))
     assert _snapshot(root) == before
     assert result.base is None
     assert git(root, "rev-parse", "--verify", "-q", "HEAD", check=False) == ""  # still unborn
@@ -166,9 +164,9 @@ def test_outside_any_repo_says_what_to_do_then_init_repo_works(
     task.write_text("class Model: pass\n")
     cand = make_candidate(tmp_path / "cand")
     with pytest.raises(NotARepoError, match="--init-repo"):
-        commit_accepted(task, cand, make_verdict(), make_meta(task), now=NOW)
+        commit_accepted(task, cand, make_verdict(), make_meta(task))
     assert init_repo(folder).resolve() == folder.resolve()
-    result = commit_accepted(task, cand, make_verdict(), make_meta(task), now=NOW)
+    result = commit_accepted(task, cand, make_verdict(), make_meta(task))
     assert result.base is None and result.branch == BRANCH
 
 
@@ -179,7 +177,7 @@ def test_missing_identity_falls_back_and_says_so(tmp_path: Path, home: Path) -> 
     task = root / "model.py"
     task.write_text("class Model: pass\n")
     result = commit_accepted(task, make_candidate(tmp_path / "cand"), make_verdict(),
-                             make_meta(task), now=NOW)
+                             make_meta(task))
     assert result.identity_fallback and "no git identity" in result.notes[0]
     author = git(root, "log", "-1", "--format=%an <%ae>|%cn <%ce>", result.branch).strip()
     assert author == "cudaopt <cudaopt@localhost>|cudaopt <cudaopt@localhost>"
@@ -196,7 +194,7 @@ def test_secret_in_candidate_is_refused(tmp_path: Path, identity: Path,
     (cand / "kernels" / "leak.cu").write_text("// abc sk-live-0123456789\n")
     branches = git(root, "branch", "--list")
     with pytest.raises(SecretFoundError, match=r"proj/kernels/leak\.cu.*OPENAI_API_KEY"):
-        commit_accepted(task, cand, make_verdict(), make_meta(task), now=NOW)
+        commit_accepted(task, cand, make_verdict(), make_meta(task))
     assert git(root, "branch", "--list") == branches
     (cand / "kernels" / "leak.cu").write_text("// abc\n")
-    assert commit_accepted(task, cand, make_verdict(), make_meta(task), now=NOW).branch == BRANCH
+    assert commit_accepted(task, cand, make_verdict(), make_meta(task)).branch == BRANCH

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.agent.shell import ShellResult
-from cudaopt.sandbox import Sandbox, SandboxLimits, resolve_sandbox
+from cudaopt.sandbox import Sandbox, SandboxLimits, ShellResult, resolve_sandbox
 from cudaopt.sandbox.bwrap import cached_probe
 
 

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
-from cudaopt.agent.run import RunConfig, start_run
+from cudaopt.agent.run import start_run
 from cudaopt.judge import JudgeOptions
 from cudaopt.sandbox import SandboxLimits, resolve_sandbox
 from tests.fakeopenai import FakeOpenAI, call
 from tests.misc.misc_helpers import make_verdict
 from tests.sandbox.conftest import Place
 
-pytestmark = pytest.mark.usefixtures("bwrap_ok")
+pytestmark = [pytest.mark.usefixtures("bwrap_ok"), pytest.mark.slow]  # a whole sandboxed run
 MATCHAIN = Path(__file__).resolve().parent.parent / "agent" / "data" / "matchain" / "model.py"
 API_KEY = "sk-test-must-never-reach-the-model-0123456789"
 

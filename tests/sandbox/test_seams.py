@@ -51,12 +51,13 @@ def test_cli_refuses_to_start_or_warns(tmp_path: Path, monkeypatch: pytest.Monke
     task = tmp_path / "model.py"
     task.write_text("class Model: pass\n")
     runner = CliRunner()
-    args = ["optimize", str(task), "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"]
+    args = ["optimize", str(task), "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1",
+            "--no-commit"]
     refused = runner.invoke(app, args)
     assert refused.exit_code == 2 and "install bubblewrap" in refused.output
     assert not (tmp_path / ".cudaopt").exists()  # refused before anything was created
     unconfined = runner.invoke(app, [*args, "--sandbox", "none", "--max-steps", "1"])
-    assert "warning: --sandbox none" in unconfined.output  # then fails on the dead endpoint
+    assert "warning: --sandbox none" in unconfined.output  # then fails on the bad task
     assert unconfined.exit_code == 2
 
 
