@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 from cudaopt.bench import report, results
 from cudaopt.bench.runner import BenchConfig, plan, run, todo
 from cudaopt.bench.suite import SuiteError, discover
-from cudaopt.cli_judge import BudgetOpt
+from cudaopt.cli_judge import _DEFAULTS, BudgetOpt, DeviceOpt, TimeoutOpt, TrialsOpt, _opt
 from cudaopt.cli_optimize import EXIT_INTERRUPTED, _device, _sandbox
 from cudaopt.cli_style import EXIT_BAD_INPUT, Command, fail
 from cudaopt.config import ConfigError, load_settings
@@ -45,31 +45,34 @@ bench_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, help=(
 
 @bench_app.command("run", cls=Command)
 def run_cmd(
-    suites: list[Path] = typer.Argument(..., help="task files or folders (KernelBench/level1 …)"),
-    model: str = typer.Option(None, "--model", help="agent mode: a litellm model string, or "
-                              "replay:PATH"),
-    candidates: Path = typer.Option(None, "--candidates", help="candidate mode: a folder of "
-                                    "existing kernels (layouts: see the README)"),
-    sample: int = typer.Option(0, "--sample", help="KernelBench layout: which sample"),
-    api_base: str = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint"),
-    device: str = typer.Option(None, "--device", help="cuda or cpu (default: cuda when present)"),
-    gpus: str = typer.Option(None, "--gpus", help="GPUs to use, e.g. 0,1 (default: all)"),
-    workers: int = typer.Option(1, "--workers", min=1, help="CPU slots with --device cpu"),
-    out: Path = typer.Option(None, "--out", help="bench folder (default: a new one under "
-                             ".cudaopt/bench/); an existing one is continued"),
-    work: Path = typer.Option(None, "--work", help="where jobs are built and judged "
-                              "(default: BENCH/work); benches sharing one reuse builds"),
-    max_steps: int = typer.Option(None, "--max-steps", help="agent mode: model calls per task"),
-    max_cost: float = typer.Option(None, "--max-cost", help="agent mode: USD per task"),
-    max_minutes: float = typer.Option(None, "--max-minutes", help="agent mode: minutes per task"),
+    suites: list[Path] = typer.Argument(..., metavar="SUITE", show_default=False,
+                                        help="task files or folders (KernelBench/level1 …)"),
+    model: str = _opt("--model", "MODEL", "agent mode: a litellm model string, or replay:PATH"),
+    candidates: Path = _opt("--candidates", "DIR", "candidate mode: a folder of existing "
+                            "kernels (layouts: see the README)"),
+    sample: int = typer.Option(0, "--sample", metavar="S", help="KernelBench layout: which "
+                               "sample of each problem"),
+    api_base: str = _opt("--api-base", "URL", "OpenAI-compatible endpoint"),
+    device: str = DeviceOpt,
+    gpus: str = _opt("--gpus", "LIST", "GPUs to use, e.g. 0,1", "all"),
+    workers: int = typer.Option(1, "--workers", metavar="N", min=1,
+                                help="CPU slots with --device cpu"),
+    out: Path = _opt("--out", "BENCH", "bench folder; an existing one is continued",
+                     "a new one under .cudaopt/bench/"),
+    work: Path = _opt("--work", "DIR", "where jobs are built and judged; benches sharing "
+                      "one reuse builds", "BENCH/work"),
+    max_steps: int = _opt("--max-steps", "N", "agent mode: model calls per task",
+                          _DEFAULTS.max_steps),
+    max_cost: float = _opt("--max-cost", "USD", "agent mode: model spend per task",
+                           _DEFAULTS.max_cost),
+    max_minutes: float = _opt("--max-minutes", "MINUTES", "agent mode: wall time per task",
+                              _DEFAULTS.max_minutes),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="re-run tasks that are "
                                       "not correct too (machine failures always re-run)"),
-    trials: int = typer.Option(None, "--trials", min=1, help="verification trials"),
-    timeout: float = typer.Option(None, "--timeout", help="seconds per candidate step before "
-                                  "it is killed (default 120)"),
-    time_budget: float = BudgetOpt,
+    trials: int = TrialsOpt, timeout: float = TimeoutOpt, time_budget: float = BudgetOpt,
     profile: bool = typer.Option(True, "--profile/--no-profile", help="time candidates too"),
-    sandbox: str = typer.Option(None, "--sandbox", help="auto | bwrap | none (as optimize)"),
+    sandbox: str = _opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
+                        _DEFAULTS.sandbox),
 ) -> None:
     """Run (or continue) a bench; results stream to BENCH/results.jsonl."""
     if (model is None) == (candidates is None):
@@ -89,7 +92,10 @@ def run_cmd(
     box = _sandbox(settings, [Path.cwd()], console)
     kind, judge_device = _device(settings)
     options = settings.judge_options()
-    options.device, options.time_budget_s, options.profile = judge_device, time_budget, profile
+    # slots are pinned to one GPU each: the judge sees it as "cuda"; cuda:N picks GPU N
+    if judge_device.startswith("cuda:") and not gpus:
+        gpus = judge_device.split(":", 1)[1]
+    options.device, options.time_budget_s, options.profile = kind, time_budget, profile
     agent = {} if candidates else _agent_params(settings, box.kind, console)
     config = BenchConfig(options, candidates, sample, agent)
     bench = out or state_dir(Path.cwd()) / "bench" / datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -165,7 +171,7 @@ def _finish(bench: Path, console: Console) -> None:
 
 
 @bench_app.command("show", cls=Command)
-def show_cmd(bench: Path = typer.Argument(..., help="a bench folder")) -> None:
+def show_cmd(bench: Path = typer.Argument(..., metavar="BENCH", help="a bench folder")) -> None:
     """The table of a bench again (summary files rewritten from results.jsonl)."""
     try:
         _finish_checked(bench)
@@ -179,9 +185,9 @@ def _finish_checked(bench: Path) -> None:
 
 
 @bench_app.command("compare", cls=Command)
-def compare_cmd(a: Path = typer.Argument(..., help="bench A (before)"),
-                b: Path = typer.Argument(..., help="bench B (after)"),
-                json_path: Path = typer.Option(None, "--json", help="write it as JSON")) -> None:
+def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (before)"),
+                b: Path = typer.Argument(..., metavar="BENCH_B", help="bench B (after)"),
+                json_path: Path = _opt("--json", "PATH", "also write it as JSON")) -> None:
     """Per-task changes from A to B and the change of every summary figure."""
     import json
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent.loop import Limits
 from cudaopt.agent.judging import RunConfig
+from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import RunResult, resume_run, start_run
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register
