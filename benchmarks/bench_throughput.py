@@ -110,7 +110,7 @@ def row(name: str, result: dict[str, object]) -> tuple[str, float, str]:
     lines, wall_s, gpus = result["lines"], result["wall_s"], result["gpus"]
     rate = len(lines) / (wall_s / 60) / gpus
     correct = sum(bool(x.get("correct")) for x in lines)
-    text = (f"{name:<22}{len(lines):>5}{gpus:>5}{wall_s:>8.1f}{rate:>8.2f}{correct:>5}/"
+    text = (f"{name:<21}{len(lines):>5}{gpus:>5}{wall_s:>8.1f}{rate:>8.2f}{correct:>5}/"
             f"{len(lines):<3}" + "".join(f"{_mean(lines, k):>6.1f}" for k in
                                           ("build_s", "verify_s", "profile_s", "queue_s")))
     return text, rate, name
@@ -138,11 +138,11 @@ def main() -> None:
             results["bench, 2 GPUs, warm"] = run_bench(task_files, cands, root / "b3",
                                                        root / "w2", root / "c2", "0,1")
         if not args.no_check:
-            results["check one by one, cold"] = run_checks(found, root, root / "c4")
+            results["check 1 by 1, cold"] = run_checks(found, root, root / "c4")
         name = torch.cuda.get_device_name(0)
         print(f"\ncandidate-mode throughput: {len(found)} tasks, {count} x {name}, torch "
               f"{torch.__version__}")
-        print(f"{'run':<22}{'tasks':>5}{'GPUs':>5}{'wall s':>8}{'/GPU-min':>8}{'correct':>9}"
+        print(f"{'run':<21}{'tasks':>5}{'GPUs':>5}{'wall s':>8}{'/GPU-min':>8}{'correct':>9}"
               f"{'build':>6}{'verify':>6}{'time':>6}{'queue':>6}")
         print("-" * 80)
         rates = {}
@@ -155,9 +155,9 @@ def main() -> None:
         if "bench, 2 GPUs, cold" in rates:
             total = rates["bench, 2 GPUs, cold"] * 2 / rates["bench, 1 GPU, cold"]
             print(f"scaling 1 -> 2 GPUs (cold): {total:.2f}x the tasks per minute (ideal 2.00x)")
-        if "check one by one, cold" in results:
+        if "check 1 by 1, cold" in results:
             ratio = results["bench, 1 GPU, cold"]["wall_s"] / \
-                results["check one by one, cold"]["wall_s"]
+                results["check 1 by 1, cold"]["wall_s"]
             print(f"bench on 1 GPU vs check one by one: {ratio:.2f}x the wall time "
                   f"(below 1: bench is faster)")
 
