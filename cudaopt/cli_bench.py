@@ -143,7 +143,8 @@ def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, ki
             return 0
         try:
             executor = LocalExecutor(kind, gpu_list, workers, root=work or bench / "work",
-                                     sandbox=sandbox, plugins=(PLUGIN,))
+                                     sandbox=sandbox, plugins=(PLUGIN,),
+                                     job_timeout_s=_job_timeout_s(config))
         except ValueError as exc:
             raise fail(str(exc)) from exc
         try:
@@ -157,6 +158,14 @@ def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, ki
         finally:
             executor.close(wait=False)
     return 0
+
+
+def _job_timeout_s(config: BenchConfig) -> float:
+    """When a slot that gives no answer is killed: a judgement bounds its own steps; an
+    agent run stops itself after --max-minutes, then re-checks its best."""
+    if config.mode == "candidates":
+        return 3600.0
+    return config.agent["max_minutes"] * 60 * 1.5 + 1800
 
 
 def _finish(bench: Path, console: Console) -> None:

@@ -11,6 +11,7 @@ over correct tasks they use only those. GPU-hours are slot time (one task holds 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -67,6 +68,11 @@ def summarize_group(lines: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def natural(name: str) -> list[object]:
+    """Sort key: "level2" before "level10"."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
 def summarize(lines: list[dict[str, Any]], elapsed_s: float | None = None) -> dict[str, Any]:
     """`{"levels": {level: figures}, "overall": figures, ...}`; a level's `wall_s` is its
     tasks' summed time, the overall `wall_s` the bench's elapsed time when given."""
@@ -77,7 +83,8 @@ def summarize(lines: list[dict[str, Any]], elapsed_s: float | None = None) -> di
     if elapsed_s is not None:
         overall["wall_s"] = elapsed_s
     return {
-        "levels": {name: summarize_group(group) for name, group in sorted(levels.items())},
+        "levels": {name: summarize_group(group) for name, group in
+                   sorted(levels.items(), key=lambda item: natural(item[0]))},
         "overall": overall,
         "devices": sorted({x["device_name"] for x in lines if x.get("device_name")}),
         "torch_versions": sorted({x["torch_version"] for x in lines if x.get("torch_version")}),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cudaopt.bench.metrics import natural
+
 INSTALL_HINT = "pip install 'cudaopt[plot]'"
 
 
@@ -24,7 +26,7 @@ def speedups_by_level(lines: list[dict[str, Any]], against: str) -> dict[str, li
             continue
         value = line.get(f"speedup_vs_{against}") if line.get("correct") else None
         levels.setdefault(line.get("level") or "-", []).append(value or 1.0)
-    return dict(sorted(levels.items()))
+    return dict(sorted(levels.items(), key=lambda item: natural(item[0])))
 
 
 def write_png(lines: list[dict[str, Any]], path: Path, title: str) -> Path | None:
