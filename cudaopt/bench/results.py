@@ -92,8 +92,14 @@ def rewrite(bench: Path, lines: list[dict[str, Any]]) -> None:
 
 
 def append(bench: Path, line: dict[str, Any]) -> None:
-    with open(bench / RESULTS, "a") as handle:
-        handle.write(json.dumps(line) + "\n")
+    """One line, on disk before this returns. A line cut short by a kill is closed first,
+    so it cannot swallow this one."""
+    with open(bench / RESULTS, "ab+") as handle:
+        if handle.seek(0, os.SEEK_END):
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+        handle.write((json.dumps(line) + "\n").encode())
         handle.flush()
         os.fsync(handle.fileno())
 
