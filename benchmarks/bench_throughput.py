@@ -12,6 +12,8 @@ candidates, as:
 3. the same on 2 GPUs again with warm caches (re-judging, e.g. another GPU's results);
 4. `cudaopt check` on each task one by one, cold, on GPU 0 (what bench replaces).
 
+All of it takes several minutes per run on an H200 (the two level-1-sized tasks alone
+take a minute or more each); `--skip-big` leaves them out, `--no-check` skips step 4.
 Printed: tasks judged per GPU-minute, the 2-GPU scaling ratio, bench's overhead over the
 one-by-one checks, and the mean per-task phases from the verdicts (build, verify, timing)
 and the time a task waited for a slot (queue). The candidates are our own: the shell

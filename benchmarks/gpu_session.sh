@@ -31,6 +31,9 @@ kernelbench)
 inner)
   timeout 150 python3 benchmarks/inner_loop.py --device cuda --edits 2 2>&1 \
     | tee "$out/bench.log" ;;
+throughput)  # opt-in (GPU_STEPS=throughput): `cudaopt bench` on 1 and 2 GPUs
+  timeout 590 python3 benchmarks/bench_throughput.py --skip-big 2>&1 \
+    | tee "$out/throughput.log" | tail -15 ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
