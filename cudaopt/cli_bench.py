@@ -105,7 +105,8 @@ def run_cmd(
     planned = plan(tasks, config, bench)
     left = todo(planned, bench, retry_failed)
     console.print(f"bench {bench}: {len(tasks)} tasks, {len(tasks) - len(left)} already done, "
-                  f"{len(left)} to run ({config.mode} mode, {kind})")
+                  f"{len(left)} to run ({config.mode} mode, {kind})", soft_wrap=True,
+                  highlight=False)
     code = _execute(left, config, bench, work, kind, gpus, workers, box.kind, info, console)
     _finish(bench, console)
     raise typer.Exit(code)
@@ -176,7 +177,7 @@ def _finish(bench: Path, console: Console) -> None:
     summary, paths, hint = report.write(bench)
     print_summary(Console(), summary)
     console.print(f"wrote {', '.join(p.name for p in paths)} in {bench}"
-                  + (f" ({hint})" if hint else ""))
+                  + (f" ({hint})" if hint else ""), soft_wrap=True, highlight=False)
 
 
 @bench_app.command("show", cls=Command)

@@ -94,7 +94,7 @@ def test_running_again_judges_nothing_done(judged, suite: Path, candidates: Path
     before = (out / "results.jsonl").read_text()
     again = bench(suite, "--candidates", candidates, "--out", out, "--work", work, *FAST)
     assert again.returncode == 0, again.stderr
-    assert "5 already done, 0 to run" in again.stderr
+    assert "5 already done, 0 to run" in " ".join(again.stderr.split())
     assert (out / "results.jsonl").read_text() == before
 
 

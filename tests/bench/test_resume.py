@@ -56,7 +56,7 @@ def test_an_interrupted_bench_keeps_what_finished(resumed) -> None:
 def test_running_again_finishes_without_rejudging(resumed) -> None:
     out, _, _, first, again = resumed
     assert again.returncode == 0, again.stderr
-    assert f"{len(first)} already done, {5 - len(first)} to run" in again.stderr
+    assert f"{len(first)} already done, {5 - len(first)} to run" in " ".join(again.stderr.split())
     final = lines(out)
     assert len(final) == 5
     for task, line in first.items():
@@ -75,11 +75,11 @@ def test_retry_failed_reruns_only_failures(resumed, suite: Path, candidates: Pat
                             for x in before.values()))
     plain = bench(suite / "level1" / "2_swish_wrong.py", "--candidates", candidates, "--out",
                   out, "--work", work, "--no-profile", *FAST)
-    assert plain.returncode == 0 and "0 already done, 1 to run" in plain.stderr
+    assert plain.returncode == 0 and "0 already done, 1 to run" in " ".join(plain.stderr.split())
     assert lines(out)["level1/2_swish_wrong"]["status"] == "wrong"  # a machine failure re-ran
     retry = bench(suite / "level2" / "5_swish_missing.py", "--candidates", candidates, "--out",
                   out, "--work", work, "--retry-failed", *FAST)
-    assert retry.returncode == 0 and "0 already done, 1 to run" in retry.stderr
+    assert retry.returncode == 0 and "0 already done, 1 to run" in " ".join(retry.stderr.split())
     after = lines(out)
     assert after["level1/1_matchain"] == before["level1/1_matchain"]
     assert after["level2/4_swish_build"] == before["level2/4_swish_build"]
