@@ -46,6 +46,9 @@ models)
   timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
 env)
   timeout 590 python3 benchmarks/env_throughput.py 2>&1 | tee "$out/env_throughput.log" ;;
+throughput)  # opt-in (GPU_STEPS=throughput): `cudaopt bench` on 1 and 2 GPUs
+  timeout 590 python3 benchmarks/bench_throughput.py --skip-big 2>&1 \
+    | tee "$out/throughput.log" | tail -15 ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \

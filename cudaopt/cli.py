@@ -14,9 +14,9 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from cudaopt import cli_env, cli_judge, cli_misc, cli_models, cli_optimize, cli_style
+    from cudaopt import cli_bench, cli_env, cli_judge, cli_misc, cli_models, cli_optimize, cli_style
 
-    for module in (cli_judge, cli_optimize, cli_misc, cli_models, cli_env):
+    for module in (cli_judge, cli_optimize, cli_misc, cli_bench, cli_models, cli_env):
         module.register(app)
     cli_style.apply(app)
 

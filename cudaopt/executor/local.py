@@ -48,6 +48,7 @@ class LocalExecutor:
         self._queue: list[_Pending] = []
         self._cond = threading.Condition()
         self._closed = False
+        self._running: dict[str, _SlotProcess] = {}  # slot name -> its process, while it works
         self._builds = ThreadPoolExecutor(build_workers or max(1, (os.cpu_count() or 2) - 1))
         self._threads = [threading.Thread(target=self._serve, args=(spec,), daemon=True,
                                           name=f"slot-{spec.name}") for spec in self._slots]
@@ -70,11 +71,16 @@ class LocalExecutor:
                 self._cond.notify_all()
         return pending.future
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """`wait=False` (an interrupted bench) also stops the jobs running now: their slot
+        processes are terminated and the jobs resolve with an infrastructure error."""
         with self._cond:
             self._closed = True
             left, self._queue = self._queue, []
+            running = [] if wait else list(self._running.values())
             self._cond.notify_all()
+        for proc in running:
+            proc.terminate()
         for pending in left:
             pending.future.set_result(JobResult(pending.job.id, infra_error="executor closed"))
         for thread in self._threads:
@@ -110,7 +116,11 @@ class LocalExecutor:
                 if proc is None or not proc.alive:
                     proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins)
                 pending.attempts += 1
+                with self._cond:
+                    self._running[spec.name] = proc
                 result = proc.run(pending.job, self.job_timeout_s)
+                with self._cond:
+                    self._running.pop(spec.name, None)
                 warm_key = pending.job.sources.task_key
                 if result.infra_error is not None:
                     proc.close()
@@ -171,6 +181,16 @@ class _SlotProcess:
             code = self.proc.poll()
             return JobResult(job.id, slot=self.spec.name, infra_error=(
                 f"slot {self.spec.name} process died (exit code {code}): {exc or 'EOF'}"))
+
+    def terminate(self, grace_s: float = 10.0) -> None:
+        """SIGTERM lets the slot close its judge workers; SIGKILL after `grace_s`."""
+        try:
+            self.proc.terminate()
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+        except ProcessLookupError:
+            pass
 
     def close(self) -> None:
         try:

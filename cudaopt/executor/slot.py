@@ -4,6 +4,8 @@ warm while consecutive jobs share a task. The same `SlotRunner` runs in a local 
 
 from __future__ import annotations
 
+import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -91,7 +93,11 @@ def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     if candidate is None:
         raise ValueError("a judge job needs a candidate (model_new)")
     options = replace(job.options, device=job.options.device or runner.spec.device)
-    verdict = check(task, candidate, options, pool=runner.pool(job))
+    pool = runner.pool(job)
+    verdict = check(task, candidate, options, pool=pool)
+    # the next job is often another task (a bench): its reference and baseline processes
+    # import torch now, while this result travels, instead of on its critical path
+    pool.prestart(2 if options.profile else 1)
     return JobResult(job.id, verdict=verdict.to_json(), device_name=verdict.device_name,
                      torch_version=verdict.torch_version)
 
@@ -117,6 +123,8 @@ def serve(conn: Connection, runner: SlotRunner) -> None:
 
 def main(argv: list[str]) -> None:
     fd, name, device, gpu, root, sandbox, *plugins = argv
+    # SIGTERM (an executor stopping now) unwinds through `finally`: judge workers are closed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     for module in plugins:  # packages that register job kinds (e.g. agent runs)
         __import__(module)
     spec = SlotSpec(name, device, None if gpu == "-" else int(gpu))

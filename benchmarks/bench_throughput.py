@@ -1,0 +1,168 @@
+"""Candidate-mode throughput of `cudaopt bench` on a CUDA machine.
+
+    python benchmarks/bench_throughput.py [--skip-big] [--no-check]
+
+Judges the project's own CUDA tasks (examples/, benchmarks/kernelbench/) and the small
+KernelBench-format suite in benchmarks/suite/ (both candidate layouts: a folder per task
+with kernels/, and KernelBench's generated-kernel file with load_inline), with correct
+candidates, as:
+
+1. `cudaopt bench` on GPU 0 alone, cold (fresh build folder and compile caches);
+2. `cudaopt bench` on GPUs 0 and 1, cold;
+3. the same on 2 GPUs again with warm caches (re-judging, e.g. another GPU's results);
+4. `cudaopt check` on each task one by one, cold, on GPU 0 (what bench replaces).
+
+All of it takes several minutes per run on an H200 (the two level-1-sized tasks alone
+take a minute or more each); `--skip-big` leaves them out, `--no-check` skips step 4.
+Printed: tasks judged per GPU-minute, the 2-GPU scaling ratio, bench's overhead over the
+one-by-one checks, and the mean per-task phases from the verdicts (build, verify, timing)
+and the time a task waited for a slot (queue). The candidates are our own: the shell
+sandbox is off (--sandbox none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIG = ("relu", "sum_reduce")  # level-1 sizes: gigabytes per call, tens of seconds each
+
+
+def tasks(skip_big: bool) -> list[tuple[Path, Path]]:
+    """(task file, candidate folder or file) of every CUDA task we ship."""
+    found = [(ROOT / "examples" / n / "model.py", ROOT / "examples" / n)
+             for n in ("fused_swish_cuda", "softplus_inline")]
+    for folder in sorted((ROOT / "benchmarks" / "kernelbench").iterdir()):
+        if not (skip_big and folder.name in BIG):
+            found.append((folder / "model.py", folder))
+    suite = ROOT / "benchmarks" / "suite"
+    for task in sorted(suite.glob("level1/*.py")):
+        found.append((task, suite / "candidates" / "level1" / task.stem))
+    found.append((suite / "level2" / "1_Scale_Bias_ReLU.py",
+                  suite / "candidates" / "level_2_problem_1_sample_0_kernel.py"))
+    return found
+
+
+def lay_out(found: list[tuple[Path, Path]], root: Path) -> tuple[list[Path], Path]:
+    """Task files as they are, candidates copied into one folder in bench's layouts."""
+    cands = root / "candidates"
+    cands.mkdir(parents=True)
+    for task, cand in found:
+        if cand.is_file():  # KernelBench's layout: the file name says level and problem
+            shutil.copy(cand, cands / cand.name)
+            continue
+        level, name = (task.parent.parent.name, task.parent.name) if task.name == "model.py" \
+            else (task.parent.name, task.stem)
+        dest = cands / level / name
+        dest.mkdir(parents=True)
+        shutil.copy(cand / "model_new.py", dest / "model_new.py")
+        if (cand / "kernels").is_dir():
+            shutil.copytree(cand / "kernels", dest / "kernels")
+    return [task for task, _ in found], cands
+
+
+def run_bench(task_files: list[Path], cands: Path, out: Path, work: Path, cache: Path,
+              gpus: str) -> dict[str, object]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    argv = [sys.executable, "-m", "cudaopt.cli", "bench", *map(str, task_files), "--candidates",
+            str(cands), "--out", str(out), "--work", str(work), "--device", "cuda", "--gpus",
+            gpus, "--sandbox", "none"]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT)
+    wall_s = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"bench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}")
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    return {"wall_s": wall_s, "gpus": len(gpus.split(",")), "lines": lines}
+
+
+def run_checks(found: list[tuple[Path, Path]], root: Path, cache: Path) -> dict[str, object]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CUDA_VISIBLE_DEVICES": "0"}
+    lines, start = [], time.perf_counter()
+    for i, (task, cand) in enumerate(found):
+        dest = root / f"check-{i}"
+        if cand.is_file():
+            dest.mkdir()
+            shutil.copy(cand, dest / "model_new.py")
+        else:
+            shutil.copytree(cand, dest, ignore=shutil.ignore_patterns(".cudaopt"))
+        verdict = dest / "verdict.json"
+        subprocess.run([sys.executable, "-m", "cudaopt.cli", "check", str(task),
+                        str(dest / "model_new.py"), "--device", "cuda", "--json", str(verdict)],
+                       env=env, capture_output=True, text=True, cwd=ROOT)
+        data = json.loads(verdict.read_text()) if verdict.exists() else {}
+        lines.append({**data, "queue_s": 0.0})
+    return {"wall_s": time.perf_counter() - start, "gpus": 1, "lines": lines}
+
+
+def _mean(lines: list[dict], key: str) -> float:
+    values = [x.get(key) for x in lines if isinstance(x.get(key), (int, float))]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def row(name: str, result: dict[str, object]) -> tuple[str, float, str]:
+    lines, wall_s, gpus = result["lines"], result["wall_s"], result["gpus"]
+    rate = len(lines) / (wall_s / 60) / gpus
+    correct = sum(bool(x.get("correct")) for x in lines)
+    text = (f"{name:<21}{len(lines):>5}{gpus:>5}{wall_s:>8.1f}{rate:>8.2f}{correct:>5}/"
+            f"{len(lines):<3}" + "".join(f"{_mean(lines, k):>6.1f}" for k in
+                                          ("build_s", "verify_s", "profile_s", "queue_s")))
+    return text, rate, name
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--skip-big", action="store_true", help=f"leave out {', '.join(BIG)}")
+    parser.add_argument("--no-check", action="store_true", help="skip the one-by-one checks")
+    args = parser.parse_args()
+    import torch
+
+    count = torch.cuda.device_count()
+    if not count:
+        sys.exit("needs a CUDA device")
+    found = tasks(args.skip_big)
+    with tempfile.TemporaryDirectory(prefix="cudaopt-bench-tp-") as tmp:
+        root = Path(tmp)
+        task_files, cands = lay_out(found, root)
+        results = {"bench, 1 GPU, cold": run_bench(task_files, cands, root / "b1", root / "w1",
+                                                   root / "c1", "0")}
+        if count >= 2:
+            results["bench, 2 GPUs, cold"] = run_bench(task_files, cands, root / "b2",
+                                                       root / "w2", root / "c2", "0,1")
+            results["bench, 2 GPUs, warm"] = run_bench(task_files, cands, root / "b3",
+                                                       root / "w2", root / "c2", "0,1")
+        if not args.no_check:
+            results["check 1 by 1, cold"] = run_checks(found, root, root / "c4")
+        name = torch.cuda.get_device_name(0)
+        print(f"\ncandidate-mode throughput: {len(found)} tasks, {count} x {name}, torch "
+              f"{torch.__version__}")
+        print(f"{'run':<21}{'tasks':>5}{'GPUs':>5}{'wall s':>8}{'/GPU-min':>8}{'correct':>9}"
+              f"{'build':>6}{'verify':>6}{'time':>6}{'queue':>6}")
+        print("-" * 80)
+        rates = {}
+        for label, result in results.items():
+            text, rate, _ = row(label, result)
+            rates[label] = rate
+            print(text)
+        print("-" * 80)
+        print("per-task means in seconds from the verdicts; time = the judge's profile_s")
+        if "bench, 2 GPUs, cold" in rates:
+            total = rates["bench, 2 GPUs, cold"] * 2 / rates["bench, 1 GPU, cold"]
+            print(f"scaling 1 -> 2 GPUs (cold): {total:.2f}x the tasks per minute (ideal 2.00x)")
+        if "check 1 by 1, cold" in results:
+            ratio = results["bench, 1 GPU, cold"]["wall_s"] / \
+                results["check 1 by 1, cold"]["wall_s"]
+            print(f"bench on 1 GPU vs check one by one: {ratio:.2f}x the wall time "
+                  f"(below 1: bench is faster)")
+
+
+if __name__ == "__main__":
+    main()

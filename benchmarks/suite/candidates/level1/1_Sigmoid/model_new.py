@@ -1,0 +1,10 @@
+import cuda_extension  # built by cudaopt from kernels/
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return cuda_extension.sigmoid(x)

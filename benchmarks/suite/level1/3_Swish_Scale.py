@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F  # noqa: F401 - KernelBench tasks import it
+
+
+class Model(nn.Module):
+    """Swish, then times two: three elementwise passes in eager PyTorch."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor):
+        return x * torch.sigmoid(x) * 2.0
+
+
+batch_size = 4096
+dim = 16384
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,220 @@
+"""`cudaopt bench`: a model or a folder of kernels over whole suites, on every local GPU.
+
+    cudaopt bench SUITE... (--model M | --candidates DIR) [--device] [--gpus] [--out BENCH]
+    cudaopt bench show BENCH
+    cudaopt bench compare BENCH_A BENCH_B
+
+Exit codes: 0 done, 2 bad input, 130 interrupted (run the same command again to continue).
+"""
+
+from __future__ import annotations
+
+import signal
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from cudaopt.bench import report, results
+from cudaopt.bench.runner import BenchConfig, plan, run, todo
+from cudaopt.bench.suite import SuiteError, discover
+from cudaopt.cli_judge import _DEFAULTS, BudgetOpt, DeviceOpt, TimeoutOpt, TrialsOpt, _opt
+from cudaopt.cli_optimize import EXIT_INTERRUPTED, _device, _sandbox
+from cudaopt.cli_style import EXIT_BAD_INPUT, Command, fail
+from cudaopt.config import ConfigError, load_settings
+from cudaopt.rundir import state_dir
+
+
+class _RunByDefault(TyperGroup):
+    """`cudaopt bench SUITE…` means `cudaopt bench run SUITE…`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+bench_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, help=(
+    "Bench a model (--model) or existing kernels (--candidates) over whole suites of "
+    "KernelBench-format tasks; `bench show BENCH`, `bench compare A B`."))
+
+
+@bench_app.command("run", cls=Command)
+def run_cmd(
+    suites: list[Path] = typer.Argument(..., metavar="SUITE", show_default=False,
+                                        help="task files or folders (KernelBench/level1 …)"),
+    model: str = _opt("--model", "MODEL", "agent mode: a litellm model string, or replay:PATH"),
+    candidates: Path = _opt("--candidates", "DIR", "candidate mode: a folder of existing "
+                            "kernels (layouts: see the README)"),
+    sample: int = typer.Option(0, "--sample", metavar="S", help="KernelBench layout: which "
+                               "sample of each problem"),
+    api_base: str = _opt("--api-base", "URL", "OpenAI-compatible endpoint"),
+    device: str = DeviceOpt,
+    gpus: str = _opt("--gpus", "LIST", "GPUs to use, e.g. 0,1", "all"),
+    workers: int = typer.Option(1, "--workers", metavar="N", min=1,
+                                help="CPU slots with --device cpu"),
+    out: Path = _opt("--out", "BENCH", "bench folder; an existing one is continued",
+                     "a new one under .cudaopt/bench/"),
+    work: Path = _opt("--work", "DIR", "where jobs are built and judged; benches sharing "
+                      "one reuse builds", "BENCH/work"),
+    max_steps: int = _opt("--max-steps", "N", "agent mode: model calls per task",
+                          _DEFAULTS.max_steps),
+    max_cost: float = _opt("--max-cost", "USD", "agent mode: model spend per task",
+                           _DEFAULTS.max_cost),
+    max_minutes: float = _opt("--max-minutes", "MINUTES", "agent mode: wall time per task",
+                              _DEFAULTS.max_minutes),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="re-run tasks that are "
+                                      "not correct too (machine failures always re-run)"),
+    trials: int = TrialsOpt, timeout: float = TimeoutOpt, time_budget: float = BudgetOpt,
+    profile: bool = typer.Option(True, "--profile/--no-profile", help="time candidates too"),
+    sandbox: str = _opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
+                        _DEFAULTS.sandbox),
+) -> None:
+    """Run (or continue) a bench; results stream to BENCH/results.jsonl."""
+    if (model is None) == (candidates is None):
+        raise fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
+    if candidates is not None and not candidates.is_dir():
+        raise fail(f"--candidates {candidates}: no such folder")
+    try:
+        tasks = discover(suites)
+        settings = load_settings(Path.cwd(), {"model": model, "api_base": api_base,
+                                              "device": device, "max_steps": max_steps,
+                                              "max_cost": max_cost, "max_minutes": max_minutes,
+                                              "sandbox": sandbox, "trials": trials,
+                                              "timeout_s": timeout})
+    except (SuiteError, ConfigError) as exc:
+        raise fail(str(exc)) from exc
+    console = Console(stderr=True)
+    box = _sandbox(settings, [Path.cwd()], console)
+    kind, judge_device = _device(settings)
+    options = settings.judge_options()
+    # slots are pinned to one GPU each: the judge sees it as "cuda"; cuda:N picks GPU N
+    if judge_device.startswith("cuda:") and not gpus:
+        gpus = judge_device.split(":", 1)[1]
+    options.device, options.time_budget_s, options.profile = kind, time_budget, profile
+    agent = {} if candidates else _agent_params(settings, box.kind, console)
+    config = BenchConfig(options, candidates, sample, agent)
+    bench = out or state_dir(Path.cwd()) / "bench" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    bench.mkdir(parents=True, exist_ok=True)
+    info = {"mode": config.mode, "suites": [str(s) for s in suites], "model": model,
+            "candidates": str(candidates) if candidates else None, "device": kind}
+    planned = plan(tasks, config, bench)
+    left = todo(planned, bench, retry_failed)
+    console.print(f"bench {bench}: {len(tasks)} tasks, {len(tasks) - len(left)} already done, "
+                  f"{len(left)} to run ({config.mode} mode, {kind})", soft_wrap=True,
+                  highlight=False)
+    code = _execute(left, config, bench, work, kind, gpus, workers, box.kind, info, console)
+    _finish(bench, console)
+    raise typer.Exit(code)
+
+
+def _agent_params(settings: Any, sandbox: str, console: Console) -> dict[str, Any]:
+    """Preflight the model once, here: a dead endpoint fails the bench before any task."""
+    from cudaopt.agent.errors import PreflightError
+    from cudaopt.agent.models import make_model
+
+    try:
+        make_model(settings.model, settings.api_base).preflight()
+    except PreflightError as exc:
+        raise fail(str(exc)) from exc
+    return {"model": settings.model, "api_base": settings.api_base, "sandbox": sandbox,
+            "max_steps": settings.max_steps, "max_cost": settings.max_cost,
+            "max_minutes": settings.max_minutes}
+
+
+def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, kind: str,
+             gpus: str | None, workers: int, sandbox: str, info: dict[str, Any],
+             console: Console) -> int:
+    from cudaopt.bench.agent_job import PLUGIN
+    from cudaopt.bench.live import BenchView
+    from cudaopt.executor import LocalExecutor
+
+    try:
+        gpu_list = [int(g) for g in gpus.split(",")] if gpus else None
+    except ValueError:
+        raise fail(f"--gpus {gpus}: give GPU indices like 0,1") from None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.default_int_handler)
+    with report.session(bench, info):
+        if not left:
+            return 0
+        try:
+            executor = LocalExecutor(kind, gpu_list, workers, root=work or bench / "work",
+                                     sandbox=sandbox, plugins=(PLUGIN,),
+                                     job_timeout_s=_job_timeout_s(config))
+        except ValueError as exc:
+            raise fail(str(exc)) from exc
+        try:
+            with BenchView(console, len(left), f"{config.mode} on {len(executor.slots)} "
+                           "slot(s)") as view:
+                run(left, executor, bench, view.on_line)
+        except KeyboardInterrupt:
+            console.print("interrupted: finished tasks are kept; run the same command again "
+                          "to continue")
+            return EXIT_INTERRUPTED
+        finally:
+            executor.close(wait=False)
+    return 0
+
+
+def _job_timeout_s(config: BenchConfig) -> float:
+    """When a slot that gives no answer is killed: a judgement bounds its own steps; an
+    agent run stops itself after --max-minutes, then re-checks its best."""
+    if config.mode == "candidates":
+        return 3600.0
+    return config.agent["max_minutes"] * 60 * 1.5 + 1800
+
+
+def _finish(bench: Path, console: Console) -> None:
+    from cudaopt.bench.render import print_summary
+
+    if not (bench / results.RESULTS).is_file():
+        return
+    summary, paths, hint = report.write(bench)
+    print_summary(Console(), summary)
+    console.print(f"wrote {', '.join(p.name for p in paths)} in {bench}"
+                  + (f" ({hint})" if hint else ""), soft_wrap=True, highlight=False)
+
+
+@bench_app.command("show", cls=Command)
+def show_cmd(bench: Path = typer.Argument(..., metavar="BENCH", help="a bench folder")) -> None:
+    """The table of a bench again (summary files rewritten from results.jsonl)."""
+    try:
+        _finish_checked(bench)
+    except report.NotABench as exc:
+        raise fail(str(exc)) from exc
+
+
+def _finish_checked(bench: Path) -> None:
+    report.load(bench)
+    _finish(bench, Console(stderr=True))
+
+
+@bench_app.command("compare", cls=Command)
+def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (before)"),
+                b: Path = typer.Argument(..., metavar="BENCH_B", help="bench B (after)"),
+                json_path: Path = _opt("--json", "PATH", "also write it as JSON")) -> None:
+    """Per-task changes from A to B and the change of every summary figure."""
+    import json
+
+    from cudaopt.bench.compare import compare, render
+
+    try:
+        report.load(a), report.load(b)
+    except report.NotABench as exc:
+        raise fail(str(exc)) from exc
+    result = compare(*(results.latest(results.read_lines(x)) for x in (a, b)))
+    Console().print(render(result))
+    if json_path:
+        json_path.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bench_app, name="bench")
+
+
+__all__ = ["EXIT_BAD_INPUT", "register"]
