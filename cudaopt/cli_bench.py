@@ -73,6 +73,8 @@ def run_cmd(
     profile: bool = typer.Option(True, "--profile/--no-profile", help="time candidates too"),
     sandbox: str = _opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
                         _DEFAULTS.sandbox),
+    ray: str = _opt("--ray", "ADDRESS", "run on a Ray cluster: auto (RAY_ADDRESS, or `ray "
+                    "start` here) or ray://HEAD:10001"),
 ) -> None:
     """Run (or continue) a bench; results stream to BENCH/results.jsonl."""
     if (model is None) == (candidates is None):
@@ -90,7 +92,9 @@ def run_cmd(
         raise fail(str(exc)) from exc
     console = Console(stderr=True)
     box = _sandbox(settings, [Path.cwd()], console)
-    kind, judge_device = _device(settings)
+    # On a cluster the GPUs are the nodes', not this machine's: only the kind is needed here.
+    kind, judge_device = ((settings.device if settings.device == "cpu" else "cuda",) * 2
+                          if ray else _device(settings))
     options = settings.judge_options()
     # slots are pinned to one GPU each: the judge sees it as "cuda"; cuda:N picks GPU N
     if judge_device.startswith("cuda:") and not gpus:
@@ -107,7 +111,8 @@ def run_cmd(
     console.print(f"bench {bench}: {len(tasks)} tasks, {len(tasks) - len(left)} already done, "
                   f"{len(left)} to run ({config.mode} mode, {kind})", soft_wrap=True,
                   highlight=False)
-    code = _execute(left, config, bench, work, kind, gpus, workers, box.kind, info, console)
+    code = _execute(left, config, bench, work, kind, gpus, workers, box.kind, info, console,
+                    ray)
     _finish(bench, console)
     raise typer.Exit(code)
 
@@ -128,10 +133,10 @@ def _agent_params(settings: Any, sandbox: str, console: Console) -> dict[str, An
 
 def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, kind: str,
              gpus: str | None, workers: int, sandbox: str, info: dict[str, Any],
-             console: Console) -> int:
+             console: Console, ray: str | None = None) -> int:
     from cudaopt.bench.agent_job import PLUGIN
     from cudaopt.bench.live import BenchView
-    from cudaopt.executor import LocalExecutor
+    from cudaopt.executor import make_executor
 
     try:
         gpu_list = [int(g) for g in gpus.split(",")] if gpus else None
@@ -143,10 +148,10 @@ def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, ki
         if not left:
             return 0
         try:
-            executor = LocalExecutor(kind, gpu_list, workers, root=work or bench / "work",
-                                     sandbox=sandbox, plugins=(PLUGIN,),
-                                     job_timeout_s=_job_timeout_s(config))
-        except ValueError as exc:
+            executor = make_executor(kind, gpu_list, ray=ray, workers=workers,
+                                     root=work or bench / "work", sandbox=sandbox,
+                                     plugins=(PLUGIN,), job_timeout_s=_job_timeout_s(config))
+        except (ValueError, ImportError, ConnectionError, RuntimeError) as exc:
             raise fail(str(exc)) from exc
         try:
             with BenchView(console, len(left), f"{config.mode} on {len(executor.slots)} "

@@ -128,11 +128,7 @@ def run(items: list[Planned], executor: Executor, bench: Path, on_line: OnLine) 
 
 
 def _stop(executor: Executor) -> None:
-    close = executor.close
-    try:
-        close(wait=False)  # type: ignore[call-arg]  # LocalExecutor: kill running jobs now
-    except TypeError:
-        close()
+    executor.close(wait=False)  # kill running jobs now: finished lines are already written
 
 
 def _write(bench: Path, line: dict[str, Any], on_line: OnLine) -> None:

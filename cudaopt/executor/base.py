@@ -29,6 +29,8 @@ class Executor(Protocol):
 
     def submit(self, job: Job) -> Future[JobResult]: ...
 
-    def close(self) -> None:
-        """Stop every slot; jobs not yet started resolve with an infrastructure error."""
+    def close(self, wait: bool = True) -> None:
+        """Stop every slot; jobs not yet started resolve with an infrastructure error.
+        Running jobs finish first (`wait=True`), or are stopped now and resolve with an
+        infrastructure error (`wait=False`: an interrupted driver)."""
         ...
