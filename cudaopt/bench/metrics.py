@@ -16,12 +16,10 @@ from collections.abc import Iterable
 from typing import Any
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
-FASTER = 1.05
 
 
-def _speedup(line: dict[str, Any], against: str, low: bool = False) -> float | None:
-    value = line.get(f"speedup_vs_{against}_low") if low else None
-    value = value if value is not None else line.get(f"speedup_vs_{against}")
+def _speedup(line: dict[str, Any], against: str) -> float | None:
+    value = line.get(f"speedup_vs_{against}")
     return value if line.get("correct") and value is not None and value > 0 else None
 
 
@@ -47,8 +45,9 @@ def summarize_group(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "correct": len(correct),
         "correct_share": _share(len(correct), n),
     }
-    for against in ("eager", "compile"):
-        faster = sum((_speedup(line, against, low=True) or 0) > FASTER for line in scored)
+    for against, milestone in (("eager", 2.0), ("compile", 3.0)):
+        # The judge's own decision: beyond the margin on both protocols, not noisy.
+        faster = sum((line.get("reward") or -1.0) >= milestone for line in scored)
         out[f"faster_than_{against}"] = faster
         out[f"faster_than_{against}_share"] = _share(faster, n)
     for p in FAST_P:

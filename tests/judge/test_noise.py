@@ -33,20 +33,21 @@ BURSTS = """
 import os, random, sys, time
 os.sched_setaffinity(0, {cores})
 while True:
-    end = time.perf_counter() + random.uniform(0.002, 0.03)
+    end = time.perf_counter() + random.uniform(0.002, 0.3)
     while time.perf_counter() < end:
         pass
-    time.sleep(random.uniform(0.002, 0.03))
+    time.sleep(random.uniform(0.002, 0.3))
 """
 
 
 @pytest.fixture
 def bursty_load() -> Iterator[None]:
-    """Processes that burst on the judge's own cores for a few to tens of milliseconds at a
-    time: load that hits the baselines and the candidate unequally, call by call."""
+    """Processes that burst on the judge's own cores for a few to hundreds of milliseconds at
+    a time: load that hits the baselines and the candidate unequally, call by call and round
+    by round."""
     cores = sorted(os.sched_getaffinity(0))
     code = BURSTS.format(cores=set(cores))
-    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2 * len(cores))]
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3 * len(cores))]
     try:
         yield
     finally:
