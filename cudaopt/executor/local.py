@@ -14,21 +14,12 @@ import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.jobqueue import JobQueue, Pending
 from cudaopt.executor.jobs import Job, JobResult
-
-
-@dataclass
-class _Pending:
-    job: Job
-    future: Future
-    built: Future | None = None  # the build running ahead, if the candidate has kernels
-    attempts: int = 0
-    errors: list[str] = field(default_factory=list)
 
 
 class LocalExecutor:
@@ -45,9 +36,8 @@ class LocalExecutor:
         self.sandbox, self.plugins = sandbox, plugins
         self.job_timeout_s, self.max_attempts = job_timeout_s, max_attempts
         self._slots = slot_specs(device, gpus, workers)
-        self._queue: list[_Pending] = []
-        self._cond = threading.Condition()
-        self._closed = False
+        self._queue = JobQueue()
+        self._cond = self._queue.cond
         self._running: dict[str, _SlotProcess] = {}  # slot name -> its process, while it works
         self._builds = ThreadPoolExecutor(build_workers or max(1, (os.cpu_count() or 2) - 1))
         self._threads = [threading.Thread(target=self._serve, args=(spec,), daemon=True,
@@ -60,29 +50,20 @@ class LocalExecutor:
         return list(self._slots)
 
     def submit(self, job: Job) -> Future[JobResult]:
-        pending = _Pending(job, Future())
+        pending = Pending(job, Future())
         if job.kind == "judge" and job.sources.kernels:
-            pending.built = self._builds.submit(_prebuild, job, self.root)
-        with self._cond:
-            if self._closed:
-                pending.future.set_result(JobResult(job.id, infra_error="executor closed"))
-            else:
-                self._queue.append(pending)
-                self._cond.notify_all()
+            pending.ready = self._builds.submit(_prebuild, job, self.root)
+        self._queue.put(pending)
         return pending.future
 
     def close(self, wait: bool = True) -> None:
         """`wait=False` (an interrupted bench) also stops the jobs running now: their slot
         processes are terminated and the jobs resolve with an infrastructure error."""
         with self._cond:
-            self._closed = True
-            left, self._queue = self._queue, []
             running = [] if wait else list(self._running.values())
-            self._cond.notify_all()
+        self._queue.drain("executor closed", close=True)
         for proc in running:
             proc.terminate()
-        for pending in left:
-            pending.future.set_result(JobResult(pending.job.id, infra_error="executor closed"))
         for thread in self._threads:
             thread.join(timeout=60)
         self._builds.shutdown(wait=False, cancel_futures=True)
@@ -95,24 +76,11 @@ class LocalExecutor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _next(self, warm_key: str | None) -> _Pending | None:
-        """The next job whose build is done: the warm task's first, else the oldest."""
-        with self._cond:
-            while not self._closed:
-                ready = [p for p in self._queue if p.built is None or p.built.done()]
-                if ready:
-                    pick = next((p for p in ready if p.job.sources.task_key == warm_key),
-                                ready[0])
-                    self._queue.remove(pick)
-                    return pick
-                self._cond.wait(timeout=0.2)
-            return None
-
     def _serve(self, spec: SlotSpec) -> None:
         proc: _SlotProcess | None = None
         warm_key = None
         try:
-            while (pending := self._next(warm_key)) is not None:
+            while (pending := self._queue.take(warm_key)) is not None:
                 if proc is None or not proc.alive:
                     proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins)
                 pending.attempts += 1
@@ -127,26 +95,14 @@ class LocalExecutor:
                     proc, warm_key = None, None
                     pending.errors.append(result.infra_error)
                     if pending.attempts < self.max_attempts:
-                        self._requeue(pending)
+                        self._queue.requeue(pending)
                         continue
-                result.attempts = pending.attempts
-                if pending.built is not None and pending.built.exception() is None:
-                    result.extra["build_ahead_s"] = pending.built.result()
-                if pending.errors:
-                    result.extra["infra_errors"] = list(pending.errors)
-                pending.future.set_result(result)
+                if pending.ready is not None and pending.ready.exception() is None:
+                    result.extra["build_ahead_s"] = pending.ready.result()
+                pending.finish(result)
         finally:
             if proc is not None:
                 proc.close()
-
-    def _requeue(self, pending: _Pending) -> None:
-        with self._cond:
-            if self._closed:
-                pending.future.set_result(JobResult(
-                    pending.job.id, infra_error=pending.errors[-1], attempts=pending.attempts))
-                return
-            self._queue.insert(0, pending)
-            self._cond.notify_all()
 
 
 class _SlotProcess:
