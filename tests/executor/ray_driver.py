@@ -7,6 +7,7 @@ appended to a file as it comes back, as bench does.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from concurrent.futures import as_completed
 
@@ -16,6 +17,8 @@ from cudaopt.judge import JudgeOptions
 
 
 def main(out: str, marks: str, count: int) -> None:
+    # As `cudaopt bench` does: a process started in the background inherits SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sources = Sources("t.py", "class Model: pass\n")
     jobs = [Job(f"nap{i}", "nap", sources, JudgeOptions(), {"marks": marks, "s": 1.0})
             for i in range(count)]
