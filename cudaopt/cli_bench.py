@@ -23,7 +23,7 @@ from cudaopt.bench import report, results
 from cudaopt.bench.runner import BenchConfig, plan, run, todo
 from cudaopt.bench.suite import SuiteError, discover
 from cudaopt.cli_judge import _DEFAULTS, BudgetOpt, DeviceOpt, TimeoutOpt, TrialsOpt, _opt
-from cudaopt.cli_optimize import EXIT_INTERRUPTED, _device, _sandbox
+from cudaopt.cli_optimize import EXIT_INTERRUPTED, device_for, sandbox_for
 from cudaopt.cli_style import EXIT_BAD_INPUT, Command, fail
 from cudaopt.config import ConfigError, load_settings
 from cudaopt.rundir import state_dir
@@ -91,10 +91,10 @@ def run_cmd(
     except (SuiteError, ConfigError) as exc:
         raise fail(str(exc)) from exc
     console = Console(stderr=True)
-    box = _sandbox(settings, [Path.cwd()], console)
+    box = sandbox_for(settings, [Path.cwd()], console)
     # On a cluster the GPUs are the nodes', not this machine's: only the kind is needed here.
     kind, judge_device = ((settings.device if settings.device == "cpu" else "cuda",) * 2
-                          if ray else _device(settings))
+                          if ray else device_for(settings))
     options = settings.judge_options()
     # slots are pinned to one GPU each: the judge sees it as "cuda"; cuda:N picks GPU N
     if judge_device.startswith("cuda:") and not gpus:

@@ -40,7 +40,7 @@ def _load_env_files(folders: list[Path]) -> None:
             load_dotenv(folder / ".env", override=False)
 
 
-def _device(settings: Settings) -> tuple[str, str]:
+def device_for(settings: Settings) -> tuple[str, str]:
     """(kind for the workspace: cuda|cpu, device for the judge), "auto" resolved."""
     try:
         return runcheck.resolve_device(settings.device)
@@ -170,7 +170,7 @@ def register(app: typer.Typer) -> None:
         commit = settings.commit and not no_commit
         console = Console(stderr=True)
         _ready(settings, task_file, before, commit, init_repo, branch)
-        box = _sandbox(settings, env_dirs, console)
+        box = sandbox_for(settings, env_dirs, console)
         if found:
             explicit = any(v is not None for v in (max_steps, max_cost, max_minutes))
             launch = partial(_resume, found, settings, explicit, api_base, box)
@@ -260,7 +260,7 @@ def _resume(
     return resume_run(run_dir, on_event, limits, judge=judge, api_base=api_base, sandbox=sandbox)
 
 
-def _sandbox(settings: Settings, env_dirs: list[Path], console: Console) -> Sandbox:
+def sandbox_for(settings: Settings, env_dirs: list[Path], console: Console) -> Sandbox:
     """The agent shell's sandbox: refusing to start beats an unconfined shell by surprise.
     `env_dirs` hold the `.env` files just loaded; their settings never reach the shell."""
     try:
@@ -290,7 +290,7 @@ def _config(
         )
     return RunConfig(
         model=settings.model,
-        device=_device(settings)[0],
+        device=device_for(settings)[0],
         api_base=settings.api_base,
         tools=tools,
         limits=_limits(settings),
@@ -303,7 +303,7 @@ def _config(
 
 def _judge_options(settings: Settings) -> JudgeOptions:
     options = settings.judge_options()
-    options.device = _device(settings)[1]
+    options.device = device_for(settings)[1]
     return options
 
 
