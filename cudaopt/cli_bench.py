@@ -182,7 +182,8 @@ def _finish(bench: Path, console: Console) -> None:
     summary, paths, hint = report.write(bench)
     print_summary(Console(), summary)
     console.print(f"wrote {', '.join(p.name for p in paths)} in {bench}"
-                  + (f" ({hint})" if hint else ""), soft_wrap=True, highlight=False)
+                  + (f" ({hint})" if hint else ""), soft_wrap=True, highlight=False,
+                  markup=False)
 
 
 @bench_app.command("show", cls=Command)
