@@ -8,6 +8,7 @@ from typing import Any
 
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
+from cudaopt.gpu_names import gpu_identity
 from cudaopt.judge import JudgeOptions, JudgePool
 from cudaopt.judge.server import JudgeServer
 from cudaopt.judge.session import worker_env
@@ -54,7 +55,7 @@ class JudgeService:
         options = config.judge_options()
         env = worker_env(options)
         if config.gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = str(config.gpu)
+            env["CUDA_VISIBLE_DEVICES"] = gpu_identity(config.gpu)
         self.pool = JudgePool(env, wrapper=wrapper)
         if config.judge_lock is not None:
             self.pool.lock = config.judge_lock

@@ -25,6 +25,7 @@ from cudaopt.agent.workspace import (
     shell_env,
     skill_values,
 )
+from cudaopt.gpu_names import gpu_identity
 from cudaopt.judge import JudgeOptions, Verdict
 from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
 from cudaopt.runindex import register
@@ -198,7 +199,7 @@ def _agent(
     env = shell_env(bin_dir, tracker.record_dir, config.device)
     env["CUDAOPT_JUDGE_SOCKET"] = str(service.socket_path)
     if config.gpu is not None:
-        env["CUDA_VISIBLE_DEVICES"] = str(config.gpu)
+        env["CUDA_VISIBLE_DEVICES"] = gpu_identity(config.gpu)
     sandbox = config.sandbox  # judge front end and records reachable; task and skills locked
     if sandbox is not None:
         writable = [tracker.record_dir, service.socket_path.parent]

@@ -19,7 +19,8 @@ VERDICT_FIELDS = ("status", "compiled", "correct", "reward", "speedup_vs_eager",
                   "speedup_vs_compile", "speedup_vs_eager_low", "speedup_vs_compile_low",
                   "eager_ms", "compile_ms", "candidate_ms", "eager_spread_ms",
                   "compile_spread_ms", "candidate_spread_ms", "violations", "warnings",
-                  "build_s", "verify_s", "profile_s", "remeasured", "device")
+                  "build_s", "verify_s", "profile_s", "phases_s", "remeasured", "device",
+                  "timing_cpu")
 ERROR_CHARS = 2000
 
 
@@ -43,7 +44,8 @@ def line_from_result(base: dict[str, Any], result: JobResult, queue_s: float) ->
                 torch_version=result.torch_version, wall_s=round(result.wall_s, 3),
                 queue_s=round(queue_s, 3), attempts=result.attempts, finished=_now())
     line.update({k: v for k, v in result.extra.items() if k in ("steps", "cost_usd", "run_dir",
-                                                                  "stop_reason")})
+                                                                  "stop_reason", "build_ahead_s",
+                                                                  "built_ahead")})
     if result.infra_error is not None:
         line.update(status="infra_error", infra_status="error", reward=None,
                     infra_error=result.infra_error[-ERROR_CHARS:])

@@ -17,6 +17,7 @@ from cudaopt.env.options import ServiceOptions
 from cudaopt.env.validate import Action
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.devlock import device_lock
+from cudaopt.gpu_names import gpu_identity
 from cudaopt.sandbox import Sandbox
 
 LOST = ("episode {id} was lost in a restart of the service (it was running when the "
@@ -31,7 +32,8 @@ class EpisodeManager:
         self.lost = mark_lost(self.folder)
         self._live: dict[str, Episode] = {}
         # the slot processes take the same locks: episodes and /verify time in turn
-        self._device_locks = {s.name: device_lock(options.executor_dir, s) for s in slots}
+        self._device_locks = {s.name: device_lock(options.executor_dir, s, None if s.gpu is None
+                                                  else gpu_identity(s.gpu)) for s in slots}
         self._lock = threading.Lock()
         self._closed = threading.Event()
         threading.Thread(target=self._reap, daemon=True, name="episode-reaper").start()

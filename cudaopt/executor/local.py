@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -20,6 +19,8 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.jobqueue import JobQueue, Pending
 from cudaopt.executor.jobs import Job, JobResult
+from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
+from cudaopt.gpu_names import gpu_identity
 
 
 class LocalExecutor:
@@ -36,10 +37,16 @@ class LocalExecutor:
         self.sandbox, self.plugins = sandbox, plugins
         self.job_timeout_s, self.max_attempts = job_timeout_s, max_attempts
         self._slots = slot_specs(device, gpus, workers)
+        self._timing_cpus = _reserve(self._slots)
         self._queue = JobQueue()
         self._cond = self._queue.cond
         self._running: dict[str, _SlotProcess] = {}  # slot name -> its process, while it works
-        self._builds = ThreadPoolExecutor(build_workers or max(1, (os.cpu_count() or 2) - 1))
+        self._build_env = arch_env(self._slots)
+        self._prebuild = Prebuilder(self.root, sandbox, self._build_env)
+        reserved = set(self._timing_cpus.values())
+        self._builds = ThreadPoolExecutor(
+            build_workers or max(1, (os.cpu_count() or 2) - 1 - len(reserved)),
+            initializer=_avoid, initargs=(reserved,))
         self._threads = [threading.Thread(target=self._serve, args=(spec,), daemon=True,
                                           name=f"slot-{spec.name}") for spec in self._slots]
         for thread in self._threads:
@@ -51,8 +58,8 @@ class LocalExecutor:
 
     def submit(self, job: Job) -> Future[JobResult]:
         pending = Pending(job, Future())
-        if job.kind == "judge" and job.sources.kernels:
-            pending.ready = self._builds.submit(_prebuild, job, self.root)
+        if needs_build(job):
+            pending.ready = self._builds.submit(self._prebuild, job)
         self._queue.put(pending)
         return pending.future
 
@@ -82,7 +89,8 @@ class LocalExecutor:
         try:
             while (pending := self._queue.take(warm_key)) is not None:
                 if proc is None or not proc.alive:
-                    proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins)
+                    proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins,
+                                        self._timing_cpus, self._build_env)
                 pending.attempts += 1
                 with self._cond:
                     self._running[spec.name] = proc
@@ -98,7 +106,8 @@ class LocalExecutor:
                         self._queue.requeue(pending)
                         continue
                 if pending.ready is not None and pending.ready.exception() is None:
-                    result.extra["build_ahead_s"] = pending.ready.result()
+                    built, result.extra["build_ahead_s"] = pending.ready.result()
+                    result.extra["built_ahead"] = built
                 pending.finish(result)
         finally:
             if proc is not None:
@@ -108,12 +117,18 @@ class LocalExecutor:
 class _SlotProcess:
     """One slot's process and the pipe to it."""
 
-    def __init__(self, spec: SlotSpec, root: Path, sandbox: str, plugins: tuple[str, ...]):
+    def __init__(self, spec: SlotSpec, root: Path, sandbox: str, plugins: tuple[str, ...],
+                 timing_cpus: dict[str, int], build_env: dict[str, str]):
         self.spec = spec
         ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        if spec.gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = str(spec.gpu)
+        env = {**os.environ, **build_env}
+        if spec.gpu is not None:  # the parent's cuda:N, as the host names it
+            env["CUDA_VISIBLE_DEVICES"] = gpu_identity(spec.gpu)
+        if spec.name in timing_cpus:
+            from cudaopt.judge import pinning
+
+            env[pinning.TIMING_CPU_ENV] = str(timing_cpus[spec.name])
+            env[pinning.RESERVED_ENV] = ",".join(map(str, sorted(timing_cpus.values())))
         argv = [sys.executable, "-m", "cudaopt.executor", str(theirs.fileno()), spec.name,
                 spec.device, "-" if spec.gpu is None else str(spec.gpu), str(root), sandbox,
                 *plugins]
@@ -161,21 +176,23 @@ class _SlotProcess:
             self.proc.wait()
 
 
-def _prebuild(job: Job, root: Path) -> float:
-    """Build the candidate's kernels/ where the slot will look for them, so the slot's own
-    build finds everything up to date. A failure here is re-found (and reported) there.
-    Returns the seconds it took (the build's share of a job's time, for reports)."""
-    from cudaopt.judge.api import default_build_dir, resolve_device
-    from cudaopt.judge.build import build_kernels
+def _reserve(slots: list[SlotSpec]) -> dict[str, int]:
+    """GPU slots: a CPU each to time from, held for the executor's life; every other process
+    it starts stays off them (see `judge.pinning`). None on CPU slots, which time with all
+    their threads."""
+    gpus = [spec for spec in slots if spec.gpu is not None]
+    if not gpus:
+        return {}
+    from cudaopt.judge import pinning
 
-    started = time.perf_counter()
-    _, candidate = job.sources.materialize(root)
-    if candidate is None:
-        return 0.0
-    device = job.options.device or resolve_device(None)
-    build_kernels(candidate.parent / "kernels", default_build_dir(candidate, device),
-                  job.options.build_timeout_s)
-    return time.perf_counter() - started
+    cpus = pinning.reserve([spec.gpu for spec in gpus])  # fewer on a small host: the rest
+    return {spec.name: cpu for spec, cpu in zip(gpus, cpus, strict=False)}  # claim per call
+
+
+def _avoid(reserved: set[int]) -> None:
+    from cudaopt.judge import pinning
+
+    pinning.avoid(reserved)
 
 
 def slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
+from cudaopt.gpu_names import gpu_identity
 from cudaopt.judge import JudgePool, check
 from cudaopt.judge.session import worker_env
 
@@ -48,7 +49,8 @@ class SlotRunner:
             if self._pool is not None:
                 self._pool.close()
             self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper())
-            self._pool.lock = device_lock(self.root, self.spec)  # shared with other judges
+            gpu = gpu_identity(0) if self.spec.device == "cuda" else None  # ours is cuda:0
+            self._pool.lock = device_lock(self.root, self.spec, gpu)  # shared with other judges
             self._pool_key = key
         return self._pool
 
@@ -97,7 +99,7 @@ def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     verdict = check(task, candidate, options, pool=pool)
     # the next job is often another task (a bench): its reference and baseline processes
     # import torch now, while this result travels, instead of on its critical path
-    pool.prestart(2 if options.profile else 1)
+    pool.prestart_for(options, verdict.device or options.device)
     return JobResult(job.id, verdict=verdict.to_json(), device_name=verdict.device_name,
                      torch_version=verdict.torch_version)
 
@@ -125,6 +127,9 @@ def main(argv: list[str]) -> None:
     fd, name, device, gpu, root, sandbox, *plugins = argv
     # SIGTERM (an executor stopping now) unwinds through `finally`: judge workers are closed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    from cudaopt.judge import pinning
+
+    pinning.avoid()  # off every slot's timing CPU; the judge pins its timing thread to ours
     for module in plugins:  # packages that register job kinds (e.g. agent runs)
         __import__(module)
     spec = SlotSpec(name, device, None if gpu == "-" else int(gpu))

@@ -12,7 +12,7 @@ from cudaopt.judge.options import JudgeOptions
 from cudaopt.judge.pool import JudgePool
 from cudaopt.judge.runner import WorkerFailure
 from cudaopt.judge.session import Session, worker_env
-from cudaopt.judge.verdict import Status, Verdict, milestone_reward
+from cudaopt.judge.verdict import Status, Verdict, milestone_reward, phase
 from cudaopt.rundir import state_dir
 from cudaopt.task import BadInput, validate_candidate, validate_task
 
@@ -50,11 +50,11 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     try:
         validate_task(task)
         validate_candidate(candidate)
+        verdict.device = resolve_device(options.device)
         if own_pool:
             say("starting workers")
             pool = JudgePool(worker_env(options), keep_warm=False)
-            pool.prestart(2 if options.profile else 1)
-        verdict.device = resolve_device(options.device)
+            pool.prestart_for(options, verdict.device)
         findings = scan.scan_candidate(candidate)
         verdict.violations += [f.text for f in findings if f.severity == "violation"]
         verdict.warnings += [f.text for f in findings if f.severity == "warning"]
@@ -71,10 +71,13 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
 
 def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, verdict: Verdict,
            pool: JudgePool) -> Verdict:
+    started = time.perf_counter()
     with pool.lock, Session(options, verdict.device, task, pool) as session:
+        verdict.phases_s["lock"] = time.perf_counter() - started
         if options.profile:
             session.start_baseline(task)
-        build_dir = _build(candidate, verdict, options, say)
+        with phase(verdict, "build"):
+            build_dir = _build(candidate, verdict, options, say)
         if verdict.status is Status.BUILD_FAILED:
             return verdict
         try:
@@ -111,20 +114,24 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     from cudaopt.judge.verify import ask_reference, check_streams, load, verify
 
     options = session.options
-    load(session, task, candidate, build_dir, verdict, say)
+    with phase(verdict, "load"):
+        load(session, task, candidate, build_dir, verdict, say)
     if verdict.status is not Status.OK:
         return
     started = time.perf_counter()
-    verify(session, verdict, say)
+    with phase(verdict, "verify"):
+        verify(session, verdict, say)
+        session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
     verdict.verify_s = time.perf_counter() - started
-    session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
     if verdict.status is not Status.OK or verdict.violations:
         return
     if options.profile:
         started = time.perf_counter()
         profile(session, verdict, say)
         verdict.profile_s = time.perf_counter() - started
-    check_streams(session, verdict, say)  # last: it may leave the candidate unusable
+    with phase(verdict, "streams"):
+        check_streams(session, verdict, say)  # last: it may leave the candidate unusable
+
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

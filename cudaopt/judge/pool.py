@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudaopt.judge.runner import Worker
+from cudaopt.judge.options import JudgeOptions
+from cudaopt.judge.runner import PREWARM_ENV, Worker
 
 #: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
 #: the folders it must be able to write; returns the argv and environment to run with.
@@ -52,6 +53,7 @@ class JudgePool:
         self._baseline: Loaded | None = None
         self._spare: Worker | None = None
         self._fresh: list[Worker] = []  # reference processes started ahead, no task loaded
+        self._fresh_baseline: Worker | None = None  # one started ahead to compile (prewarmed)
         self._count = 0
         self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
 
@@ -112,27 +114,49 @@ class JudgePool:
         self._reference = self._baseline = None
         self.init_seed = int.from_bytes(os.urandom(7), "little")
 
-    def prestart(self, references: int) -> None:
-        """Start a candidate and `references` reference processes now. Each spends seconds
-        importing torch, which then overlaps the caller's own start (its torch import, the
-        device check, the kernel build) instead of following it."""
+    def prestart(self, references: int, prewarm: bool = False) -> None:
+        """Start a candidate and `references` reference processes now; with `prewarm`, the
+        second is the one that will compile the baselines, and it imports and exercises
+        torch.compile's machinery while it waits. Each spends seconds importing torch, which
+        then overlaps the caller's own start (its torch import, the device check, the kernel
+        build, the previous task's timing) instead of following it."""
         if self._spare is None:
             self._spare = self._new_candidate()
+        if prewarm and references >= 2 and self._fresh_baseline is None:
+            self._fresh_baseline = self._new_reference("baseline")
+        if self._fresh_baseline is not None:
+            references -= 1
         while len(self._fresh) < references:
-            self._fresh.append(Worker("reference", self._log("reference"), self.env))
+            self._fresh.append(self._new_reference("reference"))
+
+    def prestart_for(self, options: JudgeOptions, device: str) -> None:
+        """What a judgement with `options` on `device` will ask for. The prewarm is for CUDA
+        only: on a CPU its own compile competes with the judge for the cores."""
+        self.prestart(2 if options.profile else 1,
+                      prewarm=options.profile and options.compile_baseline and device == "cuda")
 
     def new_reference(self, name: str) -> Worker:
+        """A reference process; "baseline" asks for one that will compile."""
+        if name == "baseline" and self._fresh_baseline is not None:
+            worker, self._fresh_baseline = self._fresh_baseline, None
+            if worker.alive:
+                return worker
         while self._fresh:
             worker = self._fresh.pop(0)
             if worker.alive:
                 return worker
-        return Worker("reference", self._log(name), self.env)
+        return self._new_reference(name)
+
+    def _new_reference(self, name: str) -> Worker:
+        env = {**self.env, PREWARM_ENV: "compile"} if name == "baseline" else self.env
+        return Worker("reference", self._log(name), env)
 
     def close(self) -> None:
         self._drop()
-        for worker in [*self._fresh, *([self._spare] if self._spare else [])]:
-            worker.close()
-        self._fresh, self._spare = [], None
+        for worker in [*self._fresh, self._spare, self._fresh_baseline]:
+            if worker is not None:
+                worker.close()
+        self._fresh, self._spare, self._fresh_baseline = [], None, None
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 

@@ -23,7 +23,7 @@ from cudaopt.judge.crosscheck import credit, credited_clock, cross_check
 from cudaopt.judge.runner import Worker
 from cudaopt.judge.session import Session
 from cudaopt.judge.timing import calls_per_round, summarize
-from cudaopt.judge.verdict import Timing, Verdict
+from cudaopt.judge.verdict import Timing, Verdict, phase
 from cudaopt.judge.verify import allowed, ask_reference, compare_kept, reference_reply
 from cudaopt.judge.warm import measure
 
@@ -62,15 +62,18 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     options = session.options
     names = ["eager", "compile"] if options.compile_baseline else ["eager"]
     say(f"waiting for the baselines (torch.compile mode={options.compile_mode})")
-    while session.baseline_pending:  # load and compile, sent when the session began
-        reference_reply(session.baseline, session.baseline_pending[0])
-        session.baseline_pending.pop(0)
+    with phase(verdict, "baselines"):
+        while session.baseline_pending:  # load and compile, sent when the session began
+            reference_reply(session.baseline, session.baseline_pending[0])
+            session.baseline_pending.pop(0)
     say("baselines ready; timing: warm-up")
     pins = _pin(session, verdict)
     try:
-        _time(session, verdict, say, names)
+        with phase(verdict, "timing"):
+            _time(session, verdict, say, names)
         if not verdict.violations:
-            measure(session, verdict, say)  # the warm, back-to-back figure, pinned alike
+            with phase(verdict, "warm"):
+                measure(session, verdict, say)  # the warm, back-to-back figure, pinned alike
     finally:
         for worker, before in pins:
             if worker.alive:  # a candidate that crashed is reported as such, not here

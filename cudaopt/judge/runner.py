@@ -22,6 +22,10 @@ from typing import Any
 Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
 
 
+#: In a worker's environment: warm up before the first message ("compile": the baseline
+#: worker imports and exercises torch.compile's machinery; see `worker.prewarm_compile`).
+PREWARM_ENV = "CUDAOPT_PREWARM"
+
 class WorkerFailure(Exception):
     """The worker died, hung, or answered with an error."""
 

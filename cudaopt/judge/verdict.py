@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -69,6 +72,7 @@ class Verdict:
     build_s: float | None = None
     verify_s: float | None = None
     profile_s: float | None = None
+    phases_s: dict[str, float] = field(default_factory=dict)  # where the judgement's time went
     trials: int = 0
     eager: Timing | None = None
     compiled_baseline: Timing | None = None
@@ -170,3 +174,15 @@ def warm_beats(verdict: Verdict, name: str, floor: float) -> bool:
     if warm.get("skipped") or not warm:
         return True
     return (warm.get(f"speedup_vs_{name}_low") or 0.0) > floor
+
+
+@contextmanager
+def phase(verdict: Verdict, name: str) -> Iterator[None]:
+    """Adds the block's wall time to `verdict.phases_s[name]`: where a judgement's time goes
+    (bench and the reward service report it per phase)."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        spent = time.perf_counter() - started
+        verdict.phases_s[name] = verdict.phases_s.get(name, 0.0) + spent

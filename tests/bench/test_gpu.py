@@ -1,5 +1,6 @@
 """On a CUDA machine: the shipped KernelBench-format suite (both candidate layouts) judged on
-every local GPU, one slot per GPU, every candidate correct, each line naming its GPU."""
+every local GPU, one slot per GPU, every candidate correct, each line naming its GPU and the
+CPU its slot timed from."""
 
 from __future__ import annotations
 
@@ -27,5 +28,11 @@ def test_the_suite_on_every_gpu(tmp_path: Path) -> None:
         assert line["infra_status"] == "ok" and line["correct"], line
         assert line["slot"] in slots and line["device_name"].startswith("NVIDIA")
         assert line["speedup_vs_compile"] is not None
+    # each GPU's slot times from a CPU of its own, which no other slot ever uses
+    cpus = {line["slot"]: set() for line in got.values()}
+    for line in got.values():
+        cpus[line["slot"]].add(line["timing_cpu"])
+    assert all(len(found) == 1 and None not in found for found in cpus.values()), cpus
+    assert len(set.union(*cpus.values())) == len(cpus), cpus
     assert got["level2/1_Scale_Bias_ReLU"]["candidate"].endswith(
         "level_2_problem_1_sample_0_kernel.py")

@@ -1,5 +1,5 @@
 """The device lock excludes other processes (a slot process and the episodes' judges on the
-same GPU), not only other threads."""
+same GPU, another tool's slots on that GPU), not only other threads."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.devlock import device_lock
+from cudaopt.gpu_names import gpu_identity
 
 TRY = """import fcntl, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
@@ -33,3 +34,25 @@ def test_a_held_device_lock_is_held_for_other_processes(tmp_path: Path) -> None:
     assert _other_process(lock.path) == "got it"
     with lock:  # reusable, like a threading.Lock
         assert _other_process(lock.path) == "held"
+
+
+def test_a_gpu_is_locked_host_wide_whatever_the_executor_folder(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    """A bench and a reward service sharing GPU 3 never time at once; GPU 4 is free."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")  # a slot process's view: one GPU
+    bench = device_lock(tmp_path / "bench", SlotSpec("cuda:0", "cuda", 0), gpu_identity(0))
+    service = device_lock(tmp_path / "serve", SlotSpec("cuda:1", "cuda", 1), "3")
+    other = device_lock(tmp_path / "serve", SlotSpec("cuda:2", "cuda", 2), "4")
+    with other:  # its file exists from now on
+        pass
+    with bench:
+        assert bench.path == service.path != other.path
+        assert _other_process(service.path) == "held"
+        assert _other_process(other.path) == "got it"
+
+
+def test_gpus_are_named_as_the_host_names_them(monkeypatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3, GPU-5d3c")
+    assert (gpu_identity(0), gpu_identity(1)) == ("3", "GPU-5d3c")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert gpu_identity(1) == "1"

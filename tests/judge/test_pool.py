@@ -48,3 +48,24 @@ def test_editing_the_task_retires_the_warm_workers(tmp_path: Path) -> None:
         assert pool.references(task, "cpu")[0].worker is not old and not old.alive
     finally:
         pool.close()
+
+
+def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
+    """Only the process that will compile the baselines pays for torch.compile's set-up,
+    and it pays while it waits (its modules are imported before any task arrives)."""
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")))
+    try:
+        pool.prestart(2, prewarm=True)
+        baseline, reference = pool.new_reference("baseline"), pool.new_reference("ref")
+        assert baseline is not reference
+
+        def prewarm(worker) -> bytes:
+            env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
+            return next((x for x in env if x.startswith(b"CUDAOPT_PREWARM=")), b"")
+
+        assert prewarm(baseline) == b"CUDAOPT_PREWARM=compile"
+        assert prewarm(reference) == b""
+        for worker in (baseline, reference):
+            worker.close()
+    finally:
+        pool.close()

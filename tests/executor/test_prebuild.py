@@ -1,0 +1,64 @@
+"""JIT (`load_inline`) candidates are built on the executor's CPU pool before a slot takes
+them, and the slot's candidate worker finds that build done instead of compiling again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudaopt.executor import Job, LocalExecutor, Sources
+from cudaopt.judge import JudgeOptions, check
+from cudaopt.judge.inline_build import build_ahead, jit_builds
+from tests.conftest import ROOT
+
+TASK = ROOT / "tests" / "judge" / "zoo" / "task.py"
+INLINE = ROOT / "tests" / "judge" / "inline" / "swish_inline.py"
+
+
+def _compiles(cache: Path) -> dict[str, int]:
+    """How often ninja compiled each object of every JIT extension under `cache`."""
+    counts: dict[str, int] = {}
+    for log in cache.rglob(".ninja_log"):
+        for line in log.read_text().splitlines()[1:]:
+            target = line.split("\t")[3]
+            if target.endswith(".o"):
+                key = f"{log.parent.name}/{target}"
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_the_slot_imports_what_was_built_ahead(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    options = JudgeOptions(device="cpu", trials=2, profile=False, cache_dir=cache)
+    sources = Sources.from_files(TASK, INLINE)
+    with LocalExecutor("cpu", root=tmp_path / "exec") as executor:
+        result = executor.submit(Job("inline", "judge", sources, options)).result(timeout=600)
+    assert result.infra_error is None, result.infra_error
+    assert result.verdict["correct"], result.verdict
+    assert result.extra["built_ahead"] == ["jit"]
+    compiled = _compiles(cache)
+    assert compiled and set(compiled.values()) == {1}, compiled
+
+
+def test_a_build_ahead_is_what_the_judge_imports(tmp_path: Path) -> None:
+    candidate = tmp_path / "model_new.py"
+    candidate.write_text(INLINE.read_text())
+    options = JudgeOptions(device="cpu", trials=2, profile=False, cache_dir=tmp_path / "cache")
+    assert build_ahead(candidate, options)
+    before = _compiles(tmp_path / "cache")
+    assert before and set(before.values()) == {1}, before
+    verdict = check(TASK, candidate, options)
+    assert verdict.correct, verdict.error
+    assert _compiles(tmp_path / "cache") == before  # nothing compiled again
+
+
+def test_a_candidate_that_fails_to_import_fails_ahead_quietly(tmp_path: Path) -> None:
+    broken = tmp_path / "model_new.py"
+    broken.write_text(INLINE.read_text().replace("#include <cmath>", "#include <no_such.h>"))
+    assert jit_builds(broken)
+    assert not build_ahead(broken, JudgeOptions(device="cpu", cache_dir=tmp_path / "cache"))
+
+
+def test_a_candidate_without_jit_builds_has_nothing_to_build(tmp_path: Path) -> None:
+    plain = tmp_path / "model_new.py"
+    plain.write_text("import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n")
+    assert not jit_builds(plain)
