@@ -8,8 +8,8 @@ with kernels/, and KernelBench's generated-kernel file with load_inline), with c
 candidates, as:
 
 1. `cudaopt bench` on GPU 0 alone, cold (fresh build folder and compile caches);
-2. `cudaopt bench` on GPUs 0 and 1, cold;
-3. the same on 2 GPUs again with warm caches (re-judging, e.g. another GPU's results);
+2. `cudaopt bench` on GPUs 0 and 1, cold (with two GPUs);
+3. the last of these again with warm caches (re-judging, e.g. another GPU's results);
 4. `cudaopt check` on each task one by one, cold, on GPU 0 (what bench replaces).
 
 All of it takes several minutes per run on an H200 (the two level-1-sized tasks alone
@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,6 +70,24 @@ def lay_out(found: list[tuple[Path, Path]], root: Path) -> tuple[list[Path], Pat
     return [task for task, _ in found], cands
 
 
+def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A `cudaopt` command; stopped this script (a time limit's SIGTERM), it is stopped as
+    a user would stop it, so it closes its slot and judge processes instead of leaving them
+    to time on the GPU the next step measures."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def run_bench(task_files: list[Path], cands: Path, out: Path, work: Path, cache: Path,
               gpus: str) -> dict[str, object]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
@@ -76,12 +95,17 @@ def run_bench(task_files: list[Path], cands: Path, out: Path, work: Path, cache:
             str(cands), "--out", str(out), "--work", str(work), "--device", "cuda", "--gpus",
             gpus, "--sandbox", "none"]
     start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT)
+    proc = run(argv, env)
     wall_s = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"bench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}")
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    return {"wall_s": wall_s, "gpus": len(gpus.split(",")), "lines": lines}
+    result = {"wall_s": wall_s, "gpus": len(gpus.split(",")), "lines": lines}
+    label = f"GPUs {gpus}, {'warm' if (work / 'done').exists() else 'cold'}"
+    (work / "done").touch()
+    print(f"  .. {row(label, result)[0]}\n  .. {phases(label, result)}", file=sys.stderr,
+          flush=True)  # as it finishes: a run cut short by a time limit still reports these
+    return result
 
 
 def run_checks(found: list[tuple[Path, Path]], root: Path, cache: Path) -> dict[str, object]:
@@ -95,34 +119,48 @@ def run_checks(found: list[tuple[Path, Path]], root: Path, cache: Path) -> dict[
         else:
             shutil.copytree(cand, dest, ignore=shutil.ignore_patterns(".cudaopt"))
         verdict = dest / "verdict.json"
-        subprocess.run([sys.executable, "-m", "cudaopt.cli", "check", str(task),
-                        str(dest / "model_new.py"), "--device", "cuda", "--json", str(verdict)],
-                       env=env, capture_output=True, text=True, cwd=ROOT)
+        run([sys.executable, "-m", "cudaopt.cli", "check", str(task), str(dest / "model_new.py"),
+             "--device", "cuda", "--json", str(verdict)], env)
         data = json.loads(verdict.read_text()) if verdict.exists() else {}
         lines.append({**data, "queue_s": 0.0})
     return {"wall_s": time.perf_counter() - start, "gpus": 1, "lines": lines}
 
 
-def _mean(lines: list[dict], key: str) -> float:
-    values = [x.get(key) for x in lines if isinstance(x.get(key), (int, float))]
+PHASES = ("lock", "build", "load", "verify", "baselines", "timing", "warm", "streams")
+
+
+def _mean(values: list) -> float:
+    values = [x for x in values if isinstance(x, (int, float))]
     return sum(values) / len(values) if values else float("nan")
 
 
-def row(name: str, result: dict[str, object]) -> tuple[str, float, str]:
+def row(name: str, result: dict[str, object]) -> tuple[str, float]:
     lines, wall_s, gpus = result["lines"], result["wall_s"], result["gpus"]
     rate = len(lines) / (wall_s / 60) / gpus
     correct = sum(bool(x.get("correct")) for x in lines)
-    text = (f"{name:<21}{len(lines):>5}{gpus:>5}{wall_s:>8.1f}{rate:>8.2f}{correct:>5}/"
-            f"{len(lines):<3}" + "".join(f"{_mean(lines, k):>6.1f}" for k in
-                                          ("build_s", "verify_s", "profile_s", "queue_s")))
-    return text, rate, name
+    per_task = _mean([x.get("wall_s") for x in lines])
+    text = (f"{name:<21}{len(lines):>6}{gpus:>5}{wall_s:>8.1f}{rate:>9.2f}{correct:>6}/"
+            f"{len(lines):<4}{per_task:>8.1f}")
+    return text, rate
+
+
+def phases(name: str, result: dict[str, object]) -> str:
+    """Mean seconds per task in each phase of the judgement (the verdict's `phases_s`),
+    the build run ahead on the CPU pool, and the wait for a slot."""
+    lines = result["lines"]
+    cells = [_mean([(x.get("phases_s") or {}).get(p) for x in lines]) for p in PHASES]
+    cells += [_mean([x.get("build_ahead_s", 0.0) for x in lines]),
+              _mean([x.get("queue_s") for x in lines])]
+    return f"{name[:13]:<13}" + "".join(f"{c:>6.1f}" for c in cells)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-big", action="store_true", help=f"leave out {', '.join(BIG)}")
     parser.add_argument("--no-check", action="store_true", help="skip the one-by-one checks")
+    parser.add_argument("--save", type=Path, help="copy each run's results.jsonl here")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop what runs
     import torch
 
     count = torch.cuda.device_count()
@@ -134,26 +172,41 @@ def main() -> None:
         task_files, cands = lay_out(found, root)
         results = {"bench, 1 GPU, cold": run_bench(task_files, cands, root / "b1", root / "w1",
                                                    root / "c1", "0")}
+        gpus, last = "0", "1"
         if count >= 2:
+            gpus, last = "0,1", "2"
             results["bench, 2 GPUs, cold"] = run_bench(task_files, cands, root / "b2",
-                                                       root / "w2", root / "c2", "0,1")
-            results["bench, 2 GPUs, warm"] = run_bench(task_files, cands, root / "b3",
-                                                       root / "w2", root / "c2", "0,1")
+                                                       root / "w2", root / "c2", gpus)
+        label = f"bench, {last} GPU{'s' if last != '1' else ''}, warm"
+        results[label] = run_bench(task_files, cands, root / "b3", root / f"w{last}",
+                                   root / f"c{last}", gpus)
         if not args.no_check:
             results["check 1 by 1, cold"] = run_checks(found, root, root / "c4")
+        if args.save:
+            args.save.mkdir(parents=True, exist_ok=True)
+            for label, result in results.items():
+                name = label.replace(", ", "-").replace(" ", "_")
+                (args.save / f"{name}.jsonl").write_text(
+                    "".join(json.dumps(x) + "\n" for x in result["lines"]))
         name = torch.cuda.get_device_name(0)
         print(f"\ncandidate-mode throughput: {len(found)} tasks, {count} x {name}, torch "
               f"{torch.__version__}")
-        print(f"{'run':<21}{'tasks':>5}{'GPUs':>5}{'wall s':>8}{'/GPU-min':>8}{'correct':>9}"
-              f"{'build':>6}{'verify':>6}{'time':>6}{'queue':>6}")
-        print("-" * 80)
+        print(f"{'run':<21}{'tasks':>6}{'GPUs':>5}{'wall s':>8}{'/GPU-min':>9}{'correct':>11}"
+              f"{'s/task':>8}")
+        print("-" * 68)
         rates = {}
         for label, result in results.items():
-            text, rate, _ = row(label, result)
+            text, rate = row(label, result)
             rates[label] = rate
             print(text)
-        print("-" * 80)
-        print("per-task means in seconds from the verdicts; time = the judge's profile_s")
+        print("\nwhere a task's time goes: mean seconds per task (the verdicts' phases_s)")
+        print(f"{'run':<13}" + "".join(f"{p[:5]:>6}" for p in PHASES) + f"{'ahead':>6}"
+              f"{'queue':>6}")
+        print("-" * 73)
+        for label, result in results.items():
+            print(phases(label, result))
+        print("ahead = kernels/ built on the CPU pool before a slot took the task; "
+              "lock = waiting for the device")
         if "bench, 2 GPUs, cold" in rates:
             total = rates["bench, 2 GPUs, cold"] * 2 / rates["bench, 1 GPU, cold"]
             print(f"scaling 1 -> 2 GPUs (cold): {total:.2f}x the tasks per minute (ideal 2.00x)")

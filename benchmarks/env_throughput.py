@@ -43,6 +43,8 @@ CUDA_SUITE = [
     (KERNELBENCH / "matmul", {"n": 1024}),
     (KERNELBENCH / "sum_reduce", {"batch_size": 16, "dim1": 256, "dim2": 255}),
 ]
+#: The judgement's phases (the verdict's `phases_s`); build also counts the build ahead.
+PHASES = ("lock", "build", "load", "verify", "baselines", "timing", "warm", "streams")
 CPU_SUITE = [
     (ROOT / "examples" / "fused_swish_cpu", {}),
     (ROOT / "examples" / "fused_swish_cpu", {"batch_size": 32}),
@@ -102,7 +104,7 @@ def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: in
                    slots: int) -> dict:
     progress(f"warm-up: {len(suite)} distinct candidates (cold builds, baselines)")
     check_answers(client.verify(suite))
-    totals = dict(evals=0, wall_s=0.0, build=0.0, verify=0.0, time=0.0, queue=0.0, infra=0)
+    totals = dict(evals=0, wall_s=0.0, queue=0.0, infra=0, **{p: 0.0 for p in PHASES})
     started = time.perf_counter()
     for number in range(batches):
         items = [suite[i % len(suite)] for i in range(batch)]
@@ -114,9 +116,10 @@ def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: in
             v = r["verdict"] or {}
             totals["evals"] += 1
             totals["infra"] += r["infra_error"] is not None
-            totals["build"] += r.get("build_ahead_s", 0.0) + (v.get("build_s") or 0.0)
-            totals["verify"] += v.get("verify_s") or 0.0
-            totals["time"] += v.get("profile_s") or 0.0
+            totals["build"] += r.get("build_ahead_s", 0.0)
+            for name, spent in (v.get("phases_s") or {}).items():
+                if name in PHASES:
+                    totals[name] += spent
             totals["queue"] += r.get("queue_s", 0.0)
         done = number + 1
         eta = (time.perf_counter() - started) / done * (batches - done)
@@ -167,6 +170,7 @@ def main() -> None:
     parser.add_argument("--sandbox", default=None, help="default: auto when bwrap is "
                         "installed, else none")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: the server is stopped
     sandbox = args.sandbox or ("auto" if shutil.which("bwrap") else "none")
     suite = [item(folder, sizes) for folder, sizes in
              (CUDA_SUITE if args.device == "cuda" else CPU_SUITE)]
@@ -177,6 +181,10 @@ def main() -> None:
         try:
             rows.append((slots, measure_verify(served.client, suite, args.batch,
                                                args.batches, slots)))
+            t = rows[-1][1]  # as it finishes: a run cut short by a time limit still reports it
+            progress(f"{slots} slot(s): {t['evals']} evals in {t['wall_s']:.1f} s, "
+                     f"{t['per_slot_min']:.1f} per slot-minute; seconds summed: " + ", ".join(
+                         f"{p} {t[p]:.1f}" for p in (*PHASES, "queue")))
             if steps is None:
                 steps = measure_steps(served.client, suite[0]["task"], args.steps)
         finally:
@@ -188,14 +196,15 @@ def main() -> None:
 def report(rows: list[tuple[int, dict]], steps: dict[str, list[float]],
            args: argparse.Namespace, sandbox: str) -> None:
     unit = "GPU" if args.device == "cuda" else "slot"
-    print(f"\n/verify, batches of {args.batch} ({args.device}, sandbox {sandbox}); "
-          f"seconds summed over candidates")
-    print(f"{'slots':>5} {'evals':>6} {'wall s':>8} {'evals/' + unit + '-min':>15} "
-          f"{'build s':>8} {'verify s':>8} {'time s':>8} {'queue s':>8} {'infra':>5}")
+    print(f"\n/verify, batches of {args.batch} ({args.device}, sandbox {sandbox})")
+    print(f"{'slots':>5} {'evals':>6} {'wall s':>8} {'evals/' + unit + '-min':>15} {'infra':>5}")
     for slots, t in rows:
         print(f"{slots:>5} {t['evals']:>6} {t['wall_s']:>8.1f} {t['per_slot_min']:>15.1f} "
-              f"{t['build']:>8.1f} {t['verify']:>8.1f} {t['time']:>8.1f} {t['queue']:>8.1f} "
               f"{t['infra']:>5}")
+    print("\nwhere the time goes: seconds summed over the measured candidates")
+    print(f"{'slots':>5}" + "".join(f"{p[:6]:>8}" for p in (*PHASES, "queue")))
+    for slots, t in rows:
+        print(f"{slots:>5}" + "".join(f"{t[p]:>8.1f}" for p in (*PHASES, "queue")))
     print("\n/step latency for tools that never judge (ms)")
     print(f"{'tool':>6} {'calls':>6} {'p50':>8} {'p99':>8} {'mean':>8}")
     for tool, values in steps.items():

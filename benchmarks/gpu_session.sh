@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one script: the CUDA-marked tests, `cudaopt check` on
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
 # replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
-# kernelbench inner replay streams identity figures models"). The first four take about 11 minutes on an
+# kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile"). The first four take about 11 minutes on an
 # H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
@@ -45,10 +45,15 @@ figures)
 models)
   timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
 env)
-  timeout 590 python3 benchmarks/env_throughput.py 2>&1 | tee "$out/env_throughput.log" ;;
+  timeout -k 60 "${GPU_ENV_TIMEOUT:-590}" python3 benchmarks/env_throughput.py ${GPU_ENV_ARGS:-} 2>&1 \
+    | tee "$out/env_throughput.log" | tail -20 ;;
 throughput)  # opt-in (GPU_STEPS=throughput): `cudaopt bench` on 1 and 2 GPUs
-  timeout 590 python3 benchmarks/bench_throughput.py --skip-big 2>&1 \
-    | tee "$out/throughput.log" | tail -15 ;;
+  timeout -k 60 "${GPU_THROUGHPUT_TIMEOUT:-590}" python3 benchmarks/bench_throughput.py --skip-big \
+    ${GPU_THROUGHPUT_ARGS:-} --save "$out/throughput" 2>&1 | tee "$out/throughput.log" \
+    | tail -25 ;;
+compile)  # what the baseline's torch.compile costs a fresh worker, plain and prewarmed
+  timeout "${GPU_COMPILE_TIMEOUT:-120}" python3 benchmarks/compile_cost.py \
+    benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
     --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
