@@ -52,6 +52,19 @@ def tasks(skip_big: bool) -> list[tuple[Path, Path]]:
     return found
 
 
+def cpu_tasks(root: Path) -> list[tuple[Path, Path]]:
+    """CPU tasks with C++ candidates: two kernels/ folders and a KernelBench-style
+    load_inline file (for `--device cpu`: the executor's and the bench's own overhead)."""
+    kb_task = root / "cpu_suite" / "level1" / "1_swish_inline.py"
+    kb_task.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "judge" / "zoo" / "task.py", kb_task)
+    kb_cand = root / "kb" / "level_1_problem_1_sample_0_kernel.py"
+    kb_cand.parent.mkdir()
+    shutil.copy(ROOT / "tests" / "judge" / "inline" / "swish_inline.py", kb_cand)
+    cpp = [ROOT / "examples" / "fused_swish_cpu", ROOT / "tests" / "agent" / "data" / "matchain"]
+    return [(folder / "model.py", folder) for folder in cpp] + [(kb_task, kb_cand)]
+
+
 def lay_out(found: list[tuple[Path, Path]], root: Path) -> tuple[list[Path], Path]:
     """Task files as they are, candidates copied into one folder in bench's layouts."""
     cands = root / "candidates"
@@ -89,26 +102,28 @@ def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def run_bench(task_files: list[Path], cands: Path, out: Path, work: Path, cache: Path,
-              gpus: str) -> dict[str, object]:
+              gpus: str | None) -> dict[str, object]:
+    """`gpus` None: one CPU slot."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    where = ["--device", "cpu"] if gpus is None else ["--device", "cuda", "--gpus", gpus]
     argv = [sys.executable, "-m", "cudaopt.cli", "bench", *map(str, task_files), "--candidates",
-            str(cands), "--out", str(out), "--work", str(work), "--device", "cuda", "--gpus",
-            gpus, "--sandbox", "none"]
+            str(cands), "--out", str(out), "--work", str(work), *where, "--sandbox", "none"]
     start = time.perf_counter()
     proc = run(argv, env)
     wall_s = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"bench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}")
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    result = {"wall_s": wall_s, "gpus": len(gpus.split(",")), "lines": lines}
-    label = f"GPUs {gpus}, {'warm' if (work / 'done').exists() else 'cold'}"
+    result = {"wall_s": wall_s, "gpus": len((gpus or "cpu").split(",")), "lines": lines}
+    label = f"{'GPUs ' + gpus if gpus else 'CPU'}, {'warm' if (work / 'done').exists() else 'cold'}"
     (work / "done").touch()
     print(f"  .. {row(label, result)[0]}\n  .. {phases(label, result)}", file=sys.stderr,
           flush=True)  # as it finishes: a run cut short by a time limit still reports these
     return result
 
 
-def run_checks(found: list[tuple[Path, Path]], root: Path, cache: Path) -> dict[str, object]:
+def run_checks(found: list[tuple[Path, Path]], root: Path, cache: Path,
+               device: str) -> dict[str, object]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CUDA_VISIBLE_DEVICES": "0"}
     lines, start = [], time.perf_counter()
     for i, (task, cand) in enumerate(found):
@@ -119,9 +134,11 @@ def run_checks(found: list[tuple[Path, Path]], root: Path, cache: Path) -> dict[
         else:
             shutil.copytree(cand, dest, ignore=shutil.ignore_patterns(".cudaopt"))
         verdict = dest / "verdict.json"
-        run([sys.executable, "-m", "cudaopt.cli", "check", str(task), str(dest / "model_new.py"),
-             "--device", "cuda", "--json", str(verdict)], env)
-        data = json.loads(verdict.read_text()) if verdict.exists() else {}
+        done = run([sys.executable, "-m", "cudaopt.cli", "check", str(task),
+                    str(dest / "model_new.py"), "--device", device, "--json", str(verdict)], env)
+        if not verdict.exists():
+            sys.exit(f"check failed ({done.returncode}):\n{done.stdout}\n{done.stderr[-3000:]}")
+        data = json.loads(verdict.read_text())
         lines.append({**data, "queue_s": 0.0})
     return {"wall_s": time.perf_counter() - start, "gpus": 1, "lines": lines}
 
@@ -139,7 +156,7 @@ def row(name: str, result: dict[str, object]) -> tuple[str, float]:
     rate = len(lines) / (wall_s / 60) / gpus
     correct = sum(bool(x.get("correct")) for x in lines)
     per_task = _mean([x.get("wall_s") for x in lines])
-    text = (f"{name:<21}{len(lines):>6}{gpus:>5}{wall_s:>8.1f}{rate:>9.2f}{correct:>6}/"
+    text = (f"{name:<21}{len(lines):>6}{gpus:>6}{wall_s:>8.1f}{rate:>10.2f}{correct:>5}/"
             f"{len(lines):<4}{per_task:>8.1f}")
     return text, rate
 
@@ -159,41 +176,45 @@ def main() -> None:
     parser.add_argument("--skip-big", action="store_true", help=f"leave out {', '.join(BIG)}")
     parser.add_argument("--no-check", action="store_true", help="skip the one-by-one checks")
     parser.add_argument("--save", type=Path, help="copy each run's results.jsonl here")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                        help="cpu: CPU tasks on one CPU slot (the bench's own overhead)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop what runs
     import torch
 
-    count = torch.cuda.device_count()
+    count = torch.cuda.device_count() if args.device == "cuda" else 1
     if not count:
-        sys.exit("needs a CUDA device")
-    found = tasks(args.skip_big)
+        sys.exit("needs a CUDA device (or --device cpu)")
     with tempfile.TemporaryDirectory(prefix="cudaopt-bench-tp-") as tmp:
         root = Path(tmp)
+        found = tasks(args.skip_big) if args.device == "cuda" else cpu_tasks(root)
         task_files, cands = lay_out(found, root)
-        results = {"bench, 1 GPU, cold": run_bench(task_files, cands, root / "b1", root / "w1",
-                                                   root / "c1", "0")}
-        gpus, last = "0", "1"
+        first = "0" if args.device == "cuda" else None
+        one = "1 GPU" if args.device == "cuda" else "1 CPU"
+        results = {f"bench, {one}, cold": run_bench(task_files, cands, root / "b1", root / "w1",
+                                                    root / "c1", first)}
+        gpus, last = first, "1"
         if count >= 2:
             gpus, last = "0,1", "2"
             results["bench, 2 GPUs, cold"] = run_bench(task_files, cands, root / "b2",
                                                        root / "w2", root / "c2", gpus)
-        label = f"bench, {last} GPU{'s' if last != '1' else ''}, warm"
+        label = f"bench, {one if last == '1' else '2 GPUs'}, warm"
         results[label] = run_bench(task_files, cands, root / "b3", root / f"w{last}",
                                    root / f"c{last}", gpus)
         if not args.no_check:
-            results["check 1 by 1, cold"] = run_checks(found, root, root / "c4")
+            results["check 1 by 1, cold"] = run_checks(found, root, root / "c4", args.device)
         if args.save:
             args.save.mkdir(parents=True, exist_ok=True)
             for label, result in results.items():
                 name = label.replace(", ", "-").replace(" ", "_")
                 (args.save / f"{name}.jsonl").write_text(
                     "".join(json.dumps(x) + "\n" for x in result["lines"]))
-        name = torch.cuda.get_device_name(0)
+        name = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU slot"
         print(f"\ncandidate-mode throughput: {len(found)} tasks, {count} x {name}, torch "
               f"{torch.__version__}")
-        print(f"{'run':<21}{'tasks':>6}{'GPUs':>5}{'wall s':>8}{'/GPU-min':>9}{'correct':>11}"
+        print(f"{'run':<21}{'tasks':>6}{'slots':>6}{'wall s':>8}{'/slot-min':>10}{'correct':>10}"
               f"{'s/task':>8}")
-        print("-" * 68)
+        print("-" * 69)
         rates = {}
         for label, result in results.items():
             text, rate = row(label, result)
@@ -208,12 +229,12 @@ def main() -> None:
         print("ahead = kernels/ built on the CPU pool before a slot took the task; "
               "lock = waiting for the device")
         if "bench, 2 GPUs, cold" in rates:
-            total = rates["bench, 2 GPUs, cold"] * 2 / rates["bench, 1 GPU, cold"]
+            total = rates["bench, 2 GPUs, cold"] * 2 / rates[f"bench, {one}, cold"]
             print(f"scaling 1 -> 2 GPUs (cold): {total:.2f}x the tasks per minute (ideal 2.00x)")
         if "check 1 by 1, cold" in results:
-            ratio = results["bench, 1 GPU, cold"]["wall_s"] / \
+            ratio = results[f"bench, {one}, cold"]["wall_s"] / \
                 results["check 1 by 1, cold"]["wall_s"]
-            print(f"bench on 1 GPU vs check one by one: {ratio:.2f}x the wall time "
+            print(f"bench on {one} vs check one by one: {ratio:.2f}x the wall time "
                   f"(below 1: bench is faster)")
 
 
