@@ -8,8 +8,8 @@ from typing import Any
 
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
-from cudaopt.gpu_names import gpu_identity
 from cudaopt.judge import JudgeOptions, JudgePool
+from cudaopt.judge.devlock import gpu_identity
 from cudaopt.judge.server import JudgeServer
 from cudaopt.judge.session import worker_env
 from cudaopt.sandbox import Sandbox

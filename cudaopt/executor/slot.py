@@ -16,8 +16,8 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.gpu_names import gpu_identity
 from cudaopt.judge import JudgePool, check
+from cudaopt.judge.devlock import gpu_identity
 from cudaopt.judge.session import worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]

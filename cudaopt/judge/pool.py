@@ -15,9 +15,11 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudaopt.judge.devlock import DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.options import JudgeOptions
 from cudaopt.judge.runner import PREWARM_ENV, Worker
 
@@ -48,6 +50,7 @@ class JudgePool:
         self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
         self.init_seed = int.from_bytes(os.urandom(7), "little")
         self.lock = threading.Lock()  # one judgement at a time: timings must not overlap
+        self._gpu_lock: DeviceLock | None = None
         self._key: tuple[str, float, str] | None = None
         self._reference: Loaded | None = None
         self._baseline: Loaded | None = None
@@ -60,6 +63,16 @@ class JudgePool:
     def _log(self, name: str) -> Path:
         self._count += 1
         return self.scratch / f"{name}-{self._count}.log"
+
+    def gpu_lock(self, device: str) -> AbstractContextManager:
+        """For a CUDA judgement, the GPU's host-wide lock, so that another tool judging on
+        this GPU (a bench, a reward service, another run) waits for this one; nothing when
+        `lock` already is that lock (an executor's slot, runs sharing a device)."""
+        if device != "cuda" or getattr(self.lock, "host_wide", False):
+            return nullcontext()
+        if self._gpu_lock is None:  # the workers' cuda:0, as the host names it
+            self._gpu_lock = gpu_lock(gpu_identity(0, {**os.environ, **self.env}))
+        return self._gpu_lock
 
     def candidate(self) -> Worker:
         """The spare candidate worker (already past `import torch`); the next one starts now."""

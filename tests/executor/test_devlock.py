@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.devlock import device_lock
-from cudaopt.gpu_names import gpu_identity
+from cudaopt.judge.devlock import gpu_identity
 
 TRY = """import fcntl, os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)

@@ -1,0 +1,66 @@
+"""One judgement at a time per GPU, across processes and tools: a bench's slot, a reward
+service's episodes and a user's `cudaopt optimize` that happen to share a GPU take turns,
+so a GPU never times two things at once. The lock is an exclusive `flock` on a file named
+for the GPU as the host names it, in a folder every user's judges share."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+import threading
+from pathlib import Path
+
+
+class DeviceLock:
+    """A context manager like `threading.Lock` (what `JudgePool.lock` expects) that also
+    holds an exclusive `flock` on `path` while it is held. `host_wide`: the path is the
+    GPU's own (`gpu_lock`), not one an executor chose for its slot."""
+
+    def __init__(self, path: Path, host_wide: bool = False):
+        self.path = path
+        self.host_wide = host_wide
+        self._thread = threading.Lock()
+        self._fd: int | None = None
+
+    def __enter__(self) -> DeviceLock:
+        self._thread.acquire()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._thread.release()
+            raise
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor releases the flock
+        self._thread.release()
+
+
+def gpu_identity(index: int, environ: dict[str, str] | None = None) -> str:
+    """How the host names the GPU a process calls `cuda:index`: through its
+    CUDA_VISIBLE_DEVICES when set (an index, a UUID or a MIG name), else the index. A
+    process that narrows CUDA_VISIBLE_DEVICES for a child must pass this on, not its own
+    index (with CUDA_VISIBLE_DEVICES=2,3 a process's cuda:0 is the host's GPU 2)."""
+    value = (os.environ if environ is None else environ).get("CUDA_VISIBLE_DEVICES", "")
+    visible = [x.strip() for x in value.split(",") if x.strip()]
+    return visible[index] if index < len(visible) else str(index)
+
+
+def gpu_lock(identity: str) -> DeviceLock:
+    """The host-wide lock of the GPU the host names `identity`."""
+    folder = Path(tempfile.gettempdir()) / "cudaopt-devices"
+    if not folder.is_dir():
+        folder.mkdir(exist_ok=True)
+        try:
+            folder.chmod(0o1777)  # every user's judges share it, like /tmp itself
+        except OSError:
+            pass
+    name = "gpu-" + re.sub(r"[^A-Za-z0-9_.-]", "_", identity) + ".lock"
+    return DeviceLock(folder / name, host_wide=True)

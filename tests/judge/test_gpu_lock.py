@@ -1,0 +1,55 @@
+"""A CUDA judgement holds its GPU's host-wide lock, so other tools judging on that GPU wait:
+a GPU never times two things at once, whoever asked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+from cudaopt.judge import JudgeOptions
+from cudaopt.judge.devlock import gpu_lock
+from cudaopt.judge.pool import JudgePool
+from cudaopt.judge.session import worker_env
+
+TRY = """import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("got it")
+except BlockingIOError:
+    print("held")
+"""
+
+
+def _other_process(path: Path) -> str:
+    return subprocess.run([sys.executable, "-c", TRY, str(path)], capture_output=True,
+                          text=True, timeout=60).stdout.strip()
+
+
+def _pool(**env: str) -> JudgePool:
+    return JudgePool({**worker_env(JudgeOptions()), **env}, keep_warm=False)
+
+
+def test_a_cuda_judgement_locks_the_gpu_its_workers_see_host_wide() -> None:
+    pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-7,3")  # the workers' cuda:0
+    try:
+        lock = pool.gpu_lock("cuda")
+        assert lock.path.name == "gpu-GPU-test-7.lock"
+        assert lock.path == gpu_lock("GPU-test-7").path  # what a bench's slot on it takes
+        with lock:
+            assert _other_process(lock.path) == "held"
+        assert _other_process(lock.path) == "got it"
+    finally:
+        pool.close()
+
+
+def test_cpu_judgements_and_pools_already_holding_the_gpu_lock_take_nothing_more() -> None:
+    pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-8")
+    try:
+        assert isinstance(pool.gpu_lock("cpu"), nullcontext)
+        pool.lock = gpu_lock("GPU-test-8")  # an executor's slot: taking it twice would hang
+        assert isinstance(pool.gpu_lock("cuda"), nullcontext)
+    finally:
+        pool.close()
