@@ -74,6 +74,11 @@ class LocalExecutor:
         for thread in self._threads:
             thread.join(timeout=60)
         self._builds.shutdown(wait=False, cancel_futures=True)
+        if self._timing_cpus:
+            from cudaopt.judge import pinning
+
+            for cpu in self._timing_cpus.values():
+                pinning.release(cpu)
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 

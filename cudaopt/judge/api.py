@@ -72,8 +72,11 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
 def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, verdict: Verdict,
            pool: JudgePool) -> Verdict:
     started = time.perf_counter()
-    with pool.lock, pool.gpu_lock(verdict.device), \
-            Session(options, verdict.device, task, pool) as session:
+    gpu = pool.gpu_lock(verdict.device)
+    holder = getattr(gpu, "waiting_on", lambda: None)()
+    if holder:
+        say(f"waiting for the GPU, which another judge is using ({holder})")
+    with pool.lock, gpu, Session(options, verdict.device, task, pool) as session:
         verdict.phases_s["lock"] = time.perf_counter() - started
         if options.profile:
             session.start_baseline(task)

@@ -34,13 +34,46 @@ class DeviceLock:
             self._thread.release()
             raise
         self._fd = fd
+        try:  # who holds it, for the progress line of whoever waits next
+            self.path.with_suffix(".holder").write_text(f"pid {os.getpid()}: {_command()}\n")
+        except OSError:
+            pass
         return self
+
+    def waiting_on(self) -> str | None:
+        """Who holds the lock now (another process), or None when it is free: said to the
+        user before waiting, so a judgement queued behind another tool's is not silent."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                return self.path.with_suffix(".holder").read_text().strip() or "another process"
+            except OSError:
+                return "another process"
+        finally:
+            os.close(fd)
+        return None
 
     def __exit__(self, *exc: object) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)  # closing the only descriptor releases the flock
         self._thread.release()
+
+
+def _command() -> str:
+    """This process's command line, shortened: `cudaopt bench ...`, `pytest ...`."""
+    try:
+        argv = Path("/proc/self/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    words = [Path(a.decode(errors="replace")).name if i == 0 else a.decode(errors="replace")
+             for i, a in enumerate(argv) if a]
+    return " ".join(words)[:120]
 
 
 def gpu_identity(index: int, environ: dict[str, str] | None = None) -> str:

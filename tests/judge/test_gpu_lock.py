@@ -53,3 +53,19 @@ def test_cpu_judgements_and_pools_already_holding_the_gpu_lock_take_nothing_more
         assert isinstance(pool.gpu_lock("cuda"), nullcontext)
     finally:
         pool.close()
+
+
+def test_a_judge_that_must_wait_is_told_who_holds_the_gpu() -> None:
+    lock = gpu_lock("GPU-test-9")
+    assert lock.waiting_on() is None
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom cudaopt.judge.devlock import gpu_lock\n"
+         "with gpu_lock('GPU-test-9'):\n    print('in', flush=True)\n    time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "in"
+        assert lock.waiting_on().startswith(f"pid {holder.pid}: ")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock.waiting_on() is None
