@@ -6,6 +6,13 @@
 # H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
+# On a lent machine (10 minutes a call), three calls cover the throughput figures, on two
+# GPUs where they can be had:
+#   GPU_STEPS="throughput compile" GPU_THROUGHPUT_ARGS=--no-check bash benchmarks/gpu_session.sh
+#   GPU_STEPS=env bash benchmarks/gpu_session.sh
+#   GPU_STEPS=tests GPU_TEST_PROCS=3 bash benchmarks/gpu_session.sh
+# A step stopped by its time limit stops what it started (so the next step measures a quiet
+# GPU); with timeout's -k, it gets a minute for that.
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
