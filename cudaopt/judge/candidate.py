@@ -41,19 +41,20 @@ class CandidateWorker:
         self.threads: int | None = None
 
     def handlers(self) -> dict[str, Any]:
-        return {"load": self.load, "prep": self.prep, "go": self.go, "finish": self.finish,
-                "dump": self.dump, "streams": self.streams, "burst": self.run_burst,
-                "exit": lambda cmd: {},
+        return {"import": self.import_, "load": self.load, "prep": self.prep, "go": self.go,
+                "finish": self.finish, "dump": self.dump, "streams": self.streams,
+                "burst": self.run_burst, "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
-    def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        device = torch.device(cmd["device"])
+    def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The task and the candidate imported (`load_inline` builds happen here), while the
+        reference worker builds the task's model and saves the weights `load` needs."""
         self.allow = tuple(cmd["allow"])
         self.threads = cmd.get("threads")
         use_threads(self.threads)
         task = load_module(Path(cmd["task"]), "cudaopt_task")
-        init_inputs = list(task.get_init_inputs())
-        self.bench = Bench(task, device)
+        self.init_inputs = list(task.get_init_inputs())
+        self.bench = Bench(task, torch.device(cmd["device"]))
         self.burst = Burst(self.bench)
         self._snapshot()
         if cmd.get("build_dir"):
@@ -61,13 +62,17 @@ class CandidateWorker:
         use_content_dir(Path(cmd["candidate"]))
         start = _perf()
         try:
-            module = load_module(Path(cmd["candidate"]), "model_new")
+            self.module = load_module(Path(cmd["candidate"]), "model_new")
         except Exception as exc:
             failed_build = "Error building extension" in str(exc)
             return {"ok": False, "kind": "build" if failed_build else "import",
                     "error": _short_error(exc)}
-        import_s = _perf() - start
-        model = build_model(module.ModelNew, init_inputs, cmd["init_seed"], device)
+        return {"import_s": _perf() - start}
+
+    def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The candidate's model, built under the reference's seed, given its weights."""
+        device = self.bench.device
+        model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
         state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
         try:
             model.load_state_dict(state, strict=True)
@@ -75,13 +80,14 @@ class CandidateWorker:
             return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
         self.model = model
         self.integrity.loaded()
-        return {"import_s": import_s, "violations": self.integrity.violations()}
+        return {"violations": self.integrity.violations()}
 
     def _snapshot(self) -> None:
         """What must not change once the candidate is imported (see `integrity`)."""
         judge = [m for name, m in sys.modules.items() if name.startswith("cudaopt.judge")]
         self.integrity = Integrity(judge)
-        self.integrity.watch("worker", self, ("bench", "burst", "integrity", "allow", "threads"))
+        self.integrity.watch("worker", self, ("bench", "burst", "integrity", "allow", "threads",
+                                              "init_inputs"))
         self.integrity.watch("bench", self.bench, ("timer", "task", "device", "kept"))
         self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
 

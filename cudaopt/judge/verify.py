@@ -32,6 +32,12 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     options = session.options
     say("loading task and candidate")
     init_seed, state_path = session.init_seed, session.state_path
+    # the candidate imports (and JIT-builds) while the reference builds the model whose
+    # weights it then loads
+    session.candidate.send("import", task=str(session.pool.task_copy(task)),
+                           candidate=str(candidate.resolve()), device=session.device,
+                           threads=session.threads, allow=options.allow,
+                           build_dir=str(build_dir) if build_dir else None)
     if session.reference_info is None:
         session.reference_info = ask_reference(
             session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
@@ -42,12 +48,9 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     verdict.threads = session.threads
     session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
     try:
-        reply = session.candidate.call(
-            "load", options.build_timeout_s, task=str(session.pool.task_copy(task)),
-            candidate=str(candidate.resolve()), device=session.device, init_seed=init_seed,
-            threads=session.threads,
-            state_path=str(state_path), allow=options.allow,
-            build_dir=str(build_dir) if build_dir else None)
+        imported = session.candidate.receive(options.build_timeout_s)
+        reply = session.candidate.call("load", options.build_timeout_s, init_seed=init_seed,
+                                       state_path=str(state_path))
     except WorkerFailure as exc:
         if exc.kind == "build":
             verdict.status, verdict.error = Status.BUILD_FAILED, str(exc)
@@ -63,7 +66,7 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     reference_reply(session.reference, options.timeout_s)  # the warm-up's
     verdict.compiled = True
     if build_dir is None:
-        verdict.build_s = reply["import_s"]  # load_inline builds happen at import
+        verdict.build_s = imported["import_s"]  # load_inline builds happen at import
     verdict.violations += reply.get("violations", [])
 
 
