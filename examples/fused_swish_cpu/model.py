@@ -16,7 +16,7 @@ class Model(nn.Module):
         return torch.clamp(y, -1.0, 1.0)
 
 
-batch_size = 8
+batch_size = 2
 features = 256
 
 
