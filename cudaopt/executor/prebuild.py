@@ -38,9 +38,7 @@ def needs_build(job: Job) -> bool:
     from cudaopt.judge.inline_build import JIT
 
     sources = job.sources
-    return job.kind == "judge" and bool(sources.kernels or JIT.search(sources.model_new or "")
-                                        or any(JIT.search(text) for name, text in
-                                               sources.kernels.items() if name.endswith(".py")))
+    return job.kind == "judge" and bool(sources.kernels or JIT.search(sources.model_new or ""))
 
 
 class Prebuilder:

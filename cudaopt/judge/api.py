@@ -122,11 +122,10 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         load(session, task, candidate, build_dir, verdict, say)
     if verdict.status is not Status.OK:
         return
-    started = time.perf_counter()
     with phase(verdict, "verify"):
         verify(session, verdict, say)
         session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
-    verdict.verify_s = time.perf_counter() - started
+    verdict.verify_s = verdict.phases_s["verify"]
     if verdict.status is not Status.OK or verdict.violations:
         return
     if options.profile:

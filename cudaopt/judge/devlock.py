@@ -86,14 +86,20 @@ def gpu_identity(index: int, environ: dict[str, str] | None = None) -> str:
     return visible[index] if index < len(visible) else str(index)
 
 
-def gpu_lock(identity: str) -> DeviceLock:
-    """The host-wide lock of the GPU the host names `identity`."""
-    folder = Path(tempfile.gettempdir()) / "cudaopt-devices"
+def shared_dir(name: str) -> Path:
+    """A folder of lock files every judge on the host sees, whichever user runs it: in the
+    temporary folder, sticky and world-writable like /tmp itself."""
+    folder = Path(tempfile.gettempdir()) / name
     if not folder.is_dir():
         folder.mkdir(exist_ok=True)
         try:
-            folder.chmod(0o1777)  # every user's judges share it, like /tmp itself
+            folder.chmod(0o1777)
         except OSError:
-            pass
+            pass  # another user's folder
+    return folder
+
+
+def gpu_lock(identity: str) -> DeviceLock:
+    """The host-wide lock of the GPU the host names `identity`."""
     name = "gpu-" + re.sub(r"[^A-Za-z0-9_.-]", "_", identity) + ".lock"
-    return DeviceLock(folder / name, host_wide=True)
+    return DeviceLock(shared_dir("cudaopt-devices") / name, host_wide=True)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
 import torch
+
+from cudaopt.judge.devlock import shared_dir
 
 #: Set by an executor in a slot's environment: the CPU reserved for that slot's timing.
 TIMING_CPU_ENV = "CUDAOPT_TIMING_CPU"
@@ -33,24 +34,12 @@ RESERVED_ENV = "CUDAOPT_RESERVED_CPUS"
 _held: dict[int, IO[bytes]] = {}  # CPUs this process has claimed, and their lock files
 
 
-def claims_dir() -> Path:
-    """Shared by every user of the host (sticky and world-writable, like /tmp itself)."""
-    folder = Path(tempfile.gettempdir()) / "cudaopt-timing-cpus"
-    if not folder.is_dir():
-        folder.mkdir(exist_ok=True)
-        try:
-            folder.chmod(0o1777)
-        except OSError:
-            pass  # another user's folder
-    return folder
-
-
 def claim(cpu: int) -> bool:
     """Claim `cpu` for timing until `release` (or this process's end); False when another
     process holds it (or the claim cannot be made)."""
     if cpu in _held:
         return True
-    path = claims_dir() / f"cpu{cpu}.lock"
+    path = shared_dir("cudaopt-timing-cpus") / f"cpu{cpu}.lock"
     try:
         lock = path.open("ab")
     except OSError:
