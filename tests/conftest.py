@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,20 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+_TRY_LOCK = """import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("got it")
+except BlockingIOError:
+    print("held")
+"""
+
+
+def lock_from_another_process(path: Path) -> str:
+    """"held" or "got it": what another process finds when it tries the `flock` on `path`."""
+    return subprocess.run([sys.executable, "-c", _TRY_LOCK, str(path)], capture_output=True,
+                          text=True, timeout=60).stdout.strip()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

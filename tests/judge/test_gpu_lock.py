@@ -6,26 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 
 from cudaopt.judge import JudgeOptions
 from cudaopt.judge.devlock import gpu_lock
 from cudaopt.judge.pool import JudgePool
 from cudaopt.judge.session import worker_env
-
-TRY = """import fcntl, os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-try:
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    print("got it")
-except BlockingIOError:
-    print("held")
-"""
-
-
-def _other_process(path: Path) -> str:
-    return subprocess.run([sys.executable, "-c", TRY, str(path)], capture_output=True,
-                          text=True, timeout=60).stdout.strip()
+from tests.conftest import lock_from_another_process
 
 
 def _pool(**env: str) -> JudgePool:
@@ -39,8 +25,8 @@ def test_a_cuda_judgement_locks_the_gpu_its_workers_see_host_wide() -> None:
         assert lock.path.name == "gpu-GPU-test-7.lock"
         assert lock.path == gpu_lock("GPU-test-7").path  # what a bench's slot on it takes
         with lock:
-            assert _other_process(lock.path) == "held"
-        assert _other_process(lock.path) == "got it"
+            assert lock_from_another_process(lock.path) == "held"
+        assert lock_from_another_process(lock.path) == "got it"
     finally:
         pool.close()
 
