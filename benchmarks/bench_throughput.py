@@ -1,6 +1,6 @@
 """Candidate-mode throughput of `cudaopt bench` on a CUDA machine.
 
-    python benchmarks/bench_throughput.py [--skip-big] [--no-check]
+    python benchmarks/bench_throughput.py [--skip-big] [--no-check] [--sample DIR]
 
 Judges the project's own CUDA tasks (examples/, benchmarks/kernelbench/) and the small
 KernelBench-format suite in benchmarks/suite/ (both candidate layouts: a folder per task
@@ -11,6 +11,9 @@ candidates, as:
 2. `cudaopt bench` on GPUs 0 and 1, cold (with two GPUs);
 3. the last of these again with warm caches (re-judging, e.g. another GPU's results);
 4. `cudaopt check` on each task one by one, cold, on GPU 0 (what bench replaces).
+
+`--sample DIR` judges a folder made by `kernelbench_sample.py` instead (real KernelBench
+tasks with identity candidates, every operator allowed).
 
 All of it takes several minutes per run on an H200 (the two level-1-sized tasks alone
 take a minute or more each); `--skip-big` leaves them out, `--no-check` skips step 4.
@@ -176,6 +179,8 @@ def main() -> None:
     parser.add_argument("--skip-big", action="store_true", help=f"leave out {', '.join(BIG)}")
     parser.add_argument("--no-check", action="store_true", help="skip the one-by-one checks")
     parser.add_argument("--save", type=Path, help="copy each run's results.jsonl here")
+    parser.add_argument("--sample", type=Path, help="a kernelbench_sample.py folder: real "
+                        "KernelBench tasks with identity candidates instead of ours")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                         help="cpu: CPU tasks on one CPU slot (the bench's own overhead)")
     args = parser.parse_args()
@@ -187,8 +192,14 @@ def main() -> None:
         sys.exit("needs a CUDA device (or --device cpu)")
     with tempfile.TemporaryDirectory(prefix="cudaopt-bench-tp-") as tmp:
         root = Path(tmp)
-        found = tasks(args.skip_big) if args.device == "cuda" else cpu_tasks(root)
-        task_files, cands = lay_out(found, root)
+        if args.sample:
+            os.environ["CUDAOPT_ALLOW"] = "*"  # identity candidates run the task's operators
+            task_files = sorted(args.sample.resolve().glob("level*/*.py"))
+            cands = args.sample.resolve() / "candidates"
+            found = [(t, cands / t.parent.name / t.stem) for t in task_files]
+        else:
+            found = tasks(args.skip_big) if args.device == "cuda" else cpu_tasks(root)
+            task_files, cands = lay_out(found, root)
         first = "0" if args.device == "cuda" else None
         one = "1 GPU" if args.device == "cuda" else "1 CPU"
         results = {f"bench, {one}, cold": run_bench(task_files, cands, root / "b1", root / "w1",

@@ -101,20 +101,16 @@ class BestTracker:
         return True
 
     def final_check(self) -> Verdict | None:
-        """The best re-judged from scratch with fresh secret seeds: the verdict that counts."""
+        """The best re-judged with fresh secret seeds and fresh weights in a new candidate
+        process: the verdict that counts. The trusted reference and baseline processes stay
+        (they load the task again under the new weights, see `JudgePool.reseed`)."""
         if self.best is None or not (self.best_dir / "model_new.py").is_file():
             return None
         candidate = stage.sync(self.best_dir, self.stage_dir)
-        fresh = None  # new workers all round, confined like the warm ones
         if self.pool is not None:
-            fresh = JudgePool(self.pool.env, keep_warm=False, wrapper=self.pool.wrapper)
-            fresh.lock = self.pool.lock  # a device shared with other runs times one at a time
-        try:
-            return check(self.task, candidate, replace(self.options, seed=None), self.progress,
-                         pool=fresh)
-        finally:
-            if fresh is not None:
-                fresh.close()
+            self.pool.reseed()
+        return check(self.task, candidate, replace(self.options, seed=None), self.progress,
+                     pool=self.pool)
 
 
 def _source_index(best_dir: Path) -> int | None:

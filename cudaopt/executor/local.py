@@ -26,12 +26,21 @@ from cudaopt.judge.devlock import gpu_identity
 class LocalExecutor:
     """`device="cuda"`: one slot per GPU in `gpus` (default: every visible GPU).
     `device="cpu"`: `workers` CPU slots (default 1: timings on a shared CPU interfere).
-    `plugins` are modules the slot processes import to register more job kinds."""
+    `plugins` are modules the slot processes import to register more job kinds.
+
+    `lookahead` (default: 1 on GPUs, 0 on CPUs) is how many jobs each slot prepares while it
+    times another: a slot runs `1 + lookahead` lanes, each a slot process with its own judge
+    workers, sharing the slot's device lock, which a judgement holds only to verify and time
+    (see `judge.api`). So the next task's workers start, its model is built, its baseline
+    compiled and its candidate imported while the GPU times the current one; the bound
+    caps the memory that prepared tasks hold (KernelBench inputs are gigabytes). On a CPU,
+    preparing competes for the cores the timing uses, hence no look-ahead by default."""
 
     def __init__(self, device: str, gpus: list[int] | None = None, workers: int = 1,
                  root: Path | None = None, sandbox: str = "none",
                  plugins: tuple[str, ...] = (), build_workers: int | None = None,
-                 job_timeout_s: float = 3600.0, max_attempts: int = 2):
+                 job_timeout_s: float = 3600.0, max_attempts: int = 2,
+                 lookahead: int | None = None):
         self.root = Path(root or tempfile.mkdtemp(prefix="cudaopt-exec-"))
         self._own_root = root is None
         self.sandbox, self.plugins = sandbox, plugins
@@ -40,15 +49,17 @@ class LocalExecutor:
         self._timing_cpus = _reserve(self._slots)
         self._queue = JobQueue()
         self._cond = self._queue.cond
-        self._running: dict[str, _SlotProcess] = {}  # slot name -> its process, while it works
+        self._running: dict[str, _SlotProcess] = {}  # slot lane -> its process, while it works
         self._build_env = arch_env(self._slots)
         self._prebuild = Prebuilder(self.root, sandbox, self._build_env)
         reserved = set(self._timing_cpus.values())
         self._builds = ThreadPoolExecutor(
             build_workers or max(1, (os.cpu_count() or 2) - 1 - len(reserved)),
             initializer=_avoid, initargs=(reserved,))
-        self._threads = [threading.Thread(target=self._serve, args=(spec,), daemon=True,
-                                          name=f"slot-{spec.name}") for spec in self._slots]
+        self.lookahead = (1 if device == "cuda" else 0) if lookahead is None else lookahead
+        self._threads = [threading.Thread(target=self._serve, args=(spec, lane), daemon=True,
+                                          name=f"slot-{spec.name}#{lane}")
+                         for spec in self._slots for lane in range(1 + self.lookahead)]
         for thread in self._threads:
             thread.start()
 
@@ -88,9 +99,9 @@ class LocalExecutor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _serve(self, spec: SlotSpec) -> None:
+    def _serve(self, spec: SlotSpec, lane: int) -> None:
         proc: _SlotProcess | None = None
-        warm_key = None
+        warm_key, name = None, f"{spec.name}#{lane}"
         try:
             while (pending := self._queue.take(warm_key)) is not None:
                 if proc is None or not proc.alive:
@@ -98,10 +109,10 @@ class LocalExecutor:
                                         self._timing_cpus, self._build_env)
                 pending.attempts += 1
                 with self._cond:
-                    self._running[spec.name] = proc
+                    self._running[name] = proc
                 result = proc.run(pending.job, self.job_timeout_s)
                 with self._cond:
-                    self._running.pop(spec.name, None)
+                    self._running.pop(name, None)
                 warm_key = pending.job.sources.task_key
                 if result.infra_error is not None:
                     proc.close()

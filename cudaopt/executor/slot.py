@@ -79,6 +79,8 @@ class SlotRunner:
                                + traceback.format_exc(limit=4))
         result.slot = result.slot or self.spec.name
         result.wall_s = time.perf_counter() - started
+        ended = time.time()
+        result.extra["span"] = [ended - result.wall_s, ended]  # epoch s: when the job ran
         return result
 
     def close(self) -> None:

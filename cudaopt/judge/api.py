@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from cudaopt.judge import scan
@@ -13,6 +14,7 @@ from cudaopt.judge.pool import JudgePool
 from cudaopt.judge.runner import WorkerFailure
 from cudaopt.judge.session import Session, worker_env
 from cudaopt.judge.verdict import Status, Verdict, milestone_reward, phase
+from cudaopt.judge.verify import load
 from cudaopt.rundir import state_dir
 from cudaopt.task import BadInput, validate_candidate, validate_task
 
@@ -71,13 +73,11 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
 
 def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, verdict: Verdict,
            pool: JudgePool) -> Verdict:
-    started = time.perf_counter()
-    gpu = pool.gpu_lock(verdict.device)
-    holder = getattr(gpu, "waiting_on", lambda: None)()
-    if holder:
-        say(f"waiting for the GPU, which another judge is using ({holder})")
-    with pool.lock, gpu, Session(options, verdict.device, task, pool) as session:
-        verdict.phases_s["lock"] = time.perf_counter() - started
+    """The device is held only while it verifies and times: the build, both workers' start,
+    the candidate's import (and its `load_inline` compile), the baseline's torch.compile
+    and the model's weights all happen before, so another judgement's timing on the same
+    device overlaps them instead of waiting for them."""
+    with pool.busy, Session(options, verdict.device, task, pool) as session:
         if options.profile:
             session.start_baseline(task)
         with phase(verdict, "build"):
@@ -85,7 +85,11 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
         if verdict.status is Status.BUILD_FAILED:
             return verdict
         try:
-            _run(session, task, candidate, build_dir, verdict, say)
+            with phase(verdict, "load"):
+                load(session, task, candidate, build_dir, verdict, say)
+            if verdict.status is Status.OK:
+                with _device(pool, verdict, say):
+                    _run(session, verdict, say)
         except WorkerFailure as exc:
             _fail(verdict, exc, session)
         if session.ipc_refused:
@@ -95,6 +99,19 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
     if verdict.violations and verdict.status in (Status.OK, Status.WRONG):
         verdict.status = Status.VIOLATION  # a broken rule explains a wrong result, not vice versa
     return verdict
+
+
+@contextmanager
+def _device(pool: JudgePool, verdict: Verdict, say: Progress) -> Iterator[None]:
+    """The device's locks (this pool's, and a GPU's host-wide one), the wait in `lock`."""
+    started = time.perf_counter()
+    gpu = pool.gpu_lock(verdict.device)
+    holder = getattr(gpu, "waiting_on", lambda: None)()
+    if holder:
+        say(f"waiting for the GPU, which another judge is using ({holder})")
+    with pool.lock, gpu:
+        verdict.phases_s["lock"] = time.perf_counter() - started
+        yield
 
 
 def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
@@ -112,16 +129,11 @@ def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
     return build_dir
 
 
-def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
-         verdict: Verdict, say: Progress) -> None:
+def _run(session: Session, verdict: Verdict, say: Progress) -> None:
     from cudaopt.judge.profile import profile
-    from cudaopt.judge.verify import ask_reference, check_streams, load, verify
+    from cudaopt.judge.verify import ask_reference, check_streams, verify
 
     options = session.options
-    with phase(verdict, "load"):
-        load(session, task, candidate, build_dir, verdict, say)
-    if verdict.status is not Status.OK:
-        return
     with phase(verdict, "verify"):
         verify(session, verdict, say)
         session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
@@ -134,7 +146,6 @@ def _run(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         verdict.profile_s = time.perf_counter() - started
     with phase(verdict, "streams"):
         check_streams(session, verdict, say)  # last: it may leave the candidate unusable
-
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

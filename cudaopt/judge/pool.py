@@ -10,6 +10,7 @@ need, so a warm judgement costs the build, the candidate's import and the measur
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from cudaopt.judge.devlock import DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.options import JudgeOptions
-from cudaopt.judge.runner import PREWARM_ENV, Worker
+from cudaopt.judge.runner import PREWARM_ENV, Worker, WorkerFailure
 
 #: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
 #: the folders it must be able to write; returns the argv and environment to run with.
@@ -49,7 +50,9 @@ class JudgePool:
         self.wrapper = wrapper
         self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
         self.init_seed = int.from_bytes(os.urandom(7), "little")
-        self.lock = threading.Lock()  # one judgement at a time: timings must not overlap
+        # the device: timings must not overlap (others share it: an executor's slot lock)
+        self.lock = threading.Lock()
+        self.busy = threading.Lock()  # one judgement at a time on this pool's workers
         self._gpu_lock: DeviceLock | None = None
         self._key: tuple[str, float, str] | None = None
         self._reference: Loaded | None = None
@@ -101,12 +104,40 @@ class JudgePool:
         return copy
 
     def references(self, task: Path, device: str) -> tuple[Loaded | None, Loaded | None]:
-        """The warm reference and baseline workers for `task` as it is on disk now, if any."""
-        key = (str(task.resolve()), task.stat().st_mtime, device)
+        """The warm reference and baseline workers for `task`'s content as it is on disk now,
+        if any: the same task under another path (a run's workspace copy, a bench's job
+        folder) finds them too."""
+        key = (hashlib.sha256(task.read_bytes()).hexdigest(), device)
         if key != self._key:
             self._drop()
             self._key = key
         return self._reference, self._baseline
+
+    def reseed(self) -> None:
+        """New weights for the next judgement (a final check): the warm reference and
+        baseline processes load the task again under a new `init_seed` and compile the new
+        model (torch.compile's caches make that a fraction of a second), instead of being
+        replaced by processes that would import torch and torch.compile again. They never
+        imported candidate code, so nothing of an earlier candidate survives in them."""
+        recycled = [loaded for loaded in (self._reference, self._baseline)
+                    if loaded is not None and loaded.worker.alive
+                    and loaded.worker.pending == len(loaded.owed)]
+        for loaded in list(recycled):
+            try:
+                for timeout_s in loaded.owed:  # replies still owed: read them before reuse
+                    loaded.worker.receive(timeout_s)
+            except WorkerFailure:
+                recycled.remove(loaded)
+        if self._baseline in recycled and self._fresh_baseline is None:
+            self._fresh_baseline = self._baseline.worker
+            recycled.remove(self._baseline)
+        self._fresh += [loaded.worker for loaded in recycled]
+        for loaded in (self._reference, self._baseline):
+            if loaded is not None and not any(loaded.worker is w for w in
+                                              [*self._fresh, self._fresh_baseline]):
+                loaded.worker.close()
+        self._reference = self._baseline = None
+        self.init_seed = int.from_bytes(os.urandom(7), "little")
 
     def keep(self, reference: Loaded | None, baseline: Loaded | None) -> None:
         """Take back reference workers after a judgement: only alive ones, and only if every

@@ -23,7 +23,7 @@ from cudaopt.judge.crosscheck import credit, credited_clock, cross_check
 from cudaopt.judge.runner import Worker
 from cudaopt.judge.session import Session
 from cudaopt.judge.timing import calls_per_round, summarize
-from cudaopt.judge.verdict import Timing, Verdict, phase
+from cudaopt.judge.verdict import Timing, Verdict, add_parts, compile_story, phase
 from cudaopt.judge.verify import allowed, ask_reference, compare_kept, reference_reply
 from cudaopt.judge.warm import measure
 
@@ -62,10 +62,17 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     options = session.options
     names = ["eager", "compile"] if options.compile_baseline else ["eager"]
     say(f"waiting for the baselines (torch.compile mode={options.compile_mode})")
+    if not session.baseline_pending:
+        say("baselines: kept warm from an earlier judgement of this task (nothing traced or "
+            "compiled)")
     with phase(verdict, "baselines"):
         while session.baseline_pending:  # load and compile, sent when the session began
-            reference_reply(session.baseline, session.baseline_pending[0])
+            reply = reference_reply(session.baseline, session.baseline_pending[0])
             session.baseline_pending.pop(0)
+            add_parts(verdict, "baselines", reply.get("parts_s", {}))
+            if "cache" in reply:
+                verdict.baseline_cache = reply["cache"]
+                say(f"baselines: torch.compile {compile_story(reply['cache'])}")
     say("baselines ready; timing: warm-up")
     pins = _pin(session, verdict)
     try:
@@ -101,11 +108,13 @@ def _pin(session: Session, verdict: Verdict) -> list[tuple[Worker, list[int]]]:
 def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
           names: list[str]) -> None:
     options = session.options
+    started = time.perf_counter()
     warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
     if verdict.violations:
         return
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
-    calls = calls_per_round(slowest_ms)
+    wall_ms = (time.perf_counter() - started) * 1e3 / (3 * (len(names) + 1))
+    calls = calls_per_round(slowest_ms, wall_ms)
     rounds = _reliably(session, names, calls, verdict, say, _checks(session, CHECKS, 1),
                        GUARD_SHARE)
     _summarize(verdict, names, rounds, options.margin)
@@ -160,6 +169,7 @@ def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
         say(f"timing: round {len(rounds) + 1}{session.memory_note()}")
         plan = Plan.draw(session, calls, checks, guard_share)
         rounds.append(_round(session, names, plan, verdict))
+        verdict.timing_rounds += 1
         if verdict.violations:
             break
         if len(rounds) >= options.min_rounds and (
@@ -179,7 +189,8 @@ def _round(session: Session, names: list[str], plan: Plan, verdict: Verdict) -> 
         for key, values in _sequence(session, name, plan, verdict).items():
             samples.setdefault(key, []).extend(values)
     keys = [f"t{i}" for i in sorted(plan.checked)]
-    mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"))
+    with phase(verdict, "timing.checks"):
+        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"))
     for i in sorted(plan.checked):
         if mismatches[f"t{i}"]:
             note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""
@@ -201,12 +212,14 @@ def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samp
     wall: list[float] = []
     keep = None
     for i, seed in enumerate(plan.seeds):
-        _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
-             keep=keep)
+        with phase(verdict, "timing.inputs"):
+            _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
+                 keep=keep)
         args = {"guard": plan.guard[i]} if candidate else {"which": name}
         start = time.perf_counter()
         reply = _ask(session, worker, candidate, verdict, "go", **args)
         wall_ms = (time.perf_counter() - start) * 1e3
+        add_parts(verdict, "timing", {"calls": wall_ms / 1e3})
         if not (candidate and plan.guard[i]):
             ms.append(reply["ms"])
             host.append(reply["host_ms"])

@@ -22,8 +22,37 @@ from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module, use_threads
 
 
-class ReferenceWorker:
+class Stopwatch:
+    """Seconds per named part of a step, for the verdict's `phases_s` sub-phases."""
+
     def __init__(self) -> None:
+        self.parts: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.parts[name] = self.parts.get(name, 0.0) + now - self._last
+        self._last = now
+
+
+def compile_counters(since: dict[str, int] | None = None) -> dict[str, int]:
+    """torch.compile's cache and work counters (inductor's FX graph cache, AOT autograd's
+    cache, graphs compiled), less `since`: whether a compile traced and compiled or was
+    served from the on-disk caches."""
+    from torch._dynamo.utils import counters
+
+    names = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+    found = {name: int(counters["inductor"].get(name, 0)) for name in names}
+    found.update({f"aot_{k}": int(v) for k, v in counters["aot_autograd"].items()
+                  if k.startswith("autograd_cache")})
+    found["graphs"] = int(counters["stats"].get("unique_graphs", 0))
+    since = since or {}
+    return {k: v - since.get(k, 0) for k, v in found.items() if v - since.get(k, 0)}
+
+
+class ReferenceWorker:
+    def __init__(self, boot: dict[str, float] | None = None) -> None:
+        self.boot = dict(boot or {})  # start-up seconds, reported by the first load
         self.model: Any = None
         self.compiled: Any = None
         self.bench: Bench | None = None
@@ -39,16 +68,27 @@ class ReferenceWorker:
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Load the task; a second load (new weights for a final check, see
+        `JudgePool.reseed`) first forgets the model and torch.compile's code for it."""
+        clock = Stopwatch()
+        if self.model is not None:
+            self.model = self.compiled = self.bench = self.burst = None
+            self.modes = {}
+            torch._dynamo.reset()
         device = torch.device(cmd["device"])
         use_threads(cmd.get("threads"))
         task = load_module(Path(cmd["task"]), "cudaopt_task")
+        clock.lap("import")
         init_inputs = list(task.get_init_inputs())
         self.model = build_model(task.Model, init_inputs, cmd["init_seed"], device)
-        torch.save(self.model.state_dict(), cmd["state_path"])
         self.bench = Bench(task, device)
         self.burst = Burst(self.bench)
+        clock.lap("model")
+        torch.save(self.model.state_dict(), cmd["state_path"])
+        clock.lap("state_dict")
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-        return {"device_name": name, "torch_version": torch.__version__}
+        parts, self.boot = {**self.boot, **clock.parts}, {}
+        return {"device_name": name, "torch_version": torch.__version__, "parts_s": parts}
 
     def warm(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """One untimed call, so first-call costs (lazy init, allocator growth) come early."""
@@ -60,16 +100,26 @@ class ReferenceWorker:
         """Compile and warm torch.compile once per mode (comma-separated); its inductor cache
         makes the next run cheap. Several modes: the fastest per call is the baseline."""
         start = time.perf_counter()
+        clock, before = Stopwatch(), compile_counters()
         self.modes = {mode: torch.compile(self.model, mode=mode)
                       for mode in cmd["mode"].split(",")}
-        for compiled in self.modes.values():
-            for seed in cmd["seeds"]:
-                compiled(*draw_inputs(self.bench.task, seed, self.bench.device))
-        self.bench.timer.sync()
+        clock.lap("wrap")
+        for mode, compiled in self.modes.items():
+            for i, seed in enumerate(cmd["seeds"]):
+                inputs = draw_inputs(self.bench.task, seed, self.bench.device)
+                self.bench.timer.sync()
+                clock.lap("inputs")
+                compiled(*inputs)
+                self.bench.timer.sync()
+                clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
+                del inputs
         self.mode = fastest_mode(self.bench, self.modes, cmd["seeds"] * 3)
         self.compiled = self.modes[self.mode]
+        clock.lap("mode_selection")
         self.trim(cmd)
-        return {"compile_s": time.perf_counter() - start, "mode": self.mode}
+        clock.lap("trim")
+        return {"compile_s": time.perf_counter() - start, "mode": self.mode,
+                "parts_s": clock.parts, "cache": compile_counters(before)}
 
     def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Back-to-back calls of eager or one compile mode (`compile:MODE`)."""

@@ -25,6 +25,9 @@ Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
 #: In a worker's environment: warm up before the first message ("compile": the baseline
 #: worker imports and exercises torch.compile's machinery; see `worker.prewarm_compile`).
 PREWARM_ENV = "CUDAOPT_PREWARM"
+#: In a worker's environment: when its parent started it (epoch seconds), so the worker can
+#: say what its start-up cost (`boot` in the verdict's sub-phases).
+SPAWNED_ENV = "CUDAOPT_SPAWNED_AT"
 
 class WorkerFailure(Exception):
     """The worker died, hung, or answered with an error."""
@@ -44,7 +47,7 @@ class Worker:
         read_fd, write_fd = os.pipe()
         self._log = open(log_path, "wb")
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
-                    "PYTHONUNBUFFERED": "1"}
+                    "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(time.time())}
         argv = [sys.executable, "-m", "cudaopt.judge.worker", role]
         if wrap is not None:
             argv, full_env = wrap(argv, full_env)

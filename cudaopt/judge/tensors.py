@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 _manual_seed = torch.manual_seed  # captured before any candidate code can replace it
+_stack = torch.stack
 
 
 def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
@@ -123,9 +124,11 @@ def fingerprint(inputs: list[Any]) -> list[Any]:
 
 def _byte_sum(raw: torch.Tensor) -> int:
     """Sum of the bytes, by chunks: summing to int64 widens a copy of the whole input first,
-    8x its size (48 GiB for one KernelBench input)."""
-    return sum(int(_sum(raw[i:i + _CHUNK], dtype=torch.int64))
-               for i in range(0, _numel(raw), _CHUNK))
+    8x its size (48 GiB for one KernelBench input). The chunks' sums stay on the device
+    until one read at the end: a read per chunk synchronized a hundred times for a 6 GiB
+    input, 32 ms a fingerprint on an H200, twice per timed call."""
+    sums = [_sum(raw[i:i + _CHUNK], dtype=torch.int64) for i in range(0, _numel(raw), _CHUNK)]
+    return int(_sum(_stack(sums))) if len(sums) > 1 else int(sums[0])
 
 
 def compare(ref: Any, cand: Any, atol: float, rtol: float, path: str = "out") -> list[str]:

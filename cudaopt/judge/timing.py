@@ -79,6 +79,13 @@ def summarize(samples_ms: list[float], host_ms: list[float] | None = None) -> di
     }
 
 
-def calls_per_round(single_call_ms: float, target_round_ms: float = 40.0) -> int:
-    """Enough calls that a round outlasts timer noise, few enough that rounds interleave."""
-    return int(min(50, max(3, target_round_ms / max(single_call_ms, 1e-3))))
+def calls_per_round(single_call_ms: float, wall_per_call_ms: float = 0.0,
+                    target_round_ms: float = 40.0, round_wall_ms: float = 400.0) -> int:
+    """Enough calls that a round's timed calls outlast timer noise, few enough that rounds
+    interleave, and, where each call's own preparation dwarfs it (fresh multi-GB inputs
+    drawn and fingerprinted), few enough that a round's wall time stays near
+    `round_wall_ms`: more rounds, not longer ones, are what narrow the spread."""
+    calls = target_round_ms / max(single_call_ms, 1e-3)
+    if wall_per_call_ms > 0:
+        calls = min(calls, round_wall_ms / wall_per_call_ms)
+    return int(min(50, max(3, calls)))

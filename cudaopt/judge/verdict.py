@@ -73,6 +73,8 @@ class Verdict:
     verify_s: float | None = None
     profile_s: float | None = None
     phases_s: dict[str, float] = field(default_factory=dict)  # where the judgement's time went
+    baseline_cache: dict[str, int] = field(default_factory=dict)  # torch.compile's cache use
+    timing_rounds: int = 0  # rounds of the per-call protocol, re-measurements included
     trials: int = 0
     eager: Timing | None = None
     compiled_baseline: Timing | None = None
@@ -174,6 +176,24 @@ def warm_beats(verdict: Verdict, name: str, floor: float) -> bool:
     if warm.get("skipped") or not warm:
         return True
     return (warm.get(f"speedup_vs_{name}_low") or 0.0) > floor
+
+
+def add_parts(verdict: Verdict, name: str, parts_s: dict[str, float]) -> None:
+    """Sub-phases `name.part`: what a phase (or a worker's step inside it, which may overlap
+    other phases) spent on each of its parts."""
+    for part, spent in parts_s.items():
+        key = f"{name}.{part}"
+        verdict.phases_s[key] = verdict.phases_s.get(key, 0.0) + spent
+
+
+def compile_story(cache: dict[str, int]) -> str:
+    """One line for the trace: did torch.compile compile, or come from the on-disk caches?"""
+    hits, misses = cache.get("fxgraph_cache_hit", 0), cache.get("fxgraph_cache_miss", 0)
+    if misses:
+        return f"compiled ({misses} graph(s) traced and compiled, {hits} from the cache)"
+    if hits:
+        return f"from the on-disk cache ({hits} graph(s))"
+    return "was already compiled in this process (no trace)"
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from cudaopt.judge.burst import KEY
 from cudaopt.judge.session import Session, cache_root
 from cudaopt.judge.tensors import dtype_named
 from cudaopt.judge.timing import calls_per_round
-from cudaopt.judge.verdict import Verdict
+from cudaopt.judge.verdict import Verdict, phase
 from cudaopt.judge.verify import allowed, ask_reference, compare_kept
 
 ROUNDS = 5  # timed rounds, after one that warms up
@@ -43,9 +43,10 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     cold = [t.median_ms for t in (verdict.eager, verdict.compiled_baseline, verdict.candidate)
             if t is not None]
     say("warm: sizing back-to-back calls")
-    sizing = _burst(session, verdict, "eager", _seeds(session, calls_per_round(max(cold)) + 1),
-                    budget_bytes=BUDGET_BYTES.get(session.device, 1 << 30),
-                    out_bytes=_out_bytes(session))
+    with phase(verdict, "warm.sizing"):
+        sizing = _burst(session, verdict, "eager", _seeds(session, calls_per_round(max(cold)) + 1),
+                        budget_bytes=BUDGET_BYTES.get(session.device, 1 << 30),
+                        out_bytes=_out_bytes(session))
     verdict.compile_mode = sizing.get("compile_mode", "") if modes else ""
     calls = sizing["calls"]
     if calls < 2:
@@ -60,12 +61,14 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     rounds: Rounds = []
     for index in range(ROUNDS + 1):
         say(f"warm: round {index}/{ROUNDS} ({calls} back-to-back calls each)")
-        samples = _round(session, verdict, names, calls, profile=False)
+        with phase(verdict, "warm.rounds"):
+            samples = _round(session, verdict, names, calls, profile=False)
         if verdict.violations:
             return _release(session)
         rounds += [samples] if index else []
     say("profiling: where the time goes")
-    profiled = _round(session, verdict, names, calls, profile=True)
+    with phase(verdict, "warm.profile"):
+        profiled = _round(session, verdict, names, calls, profile=True)
     verdict.warm = summarize(rounds, names, profiled, calls)
     _explain(session, verdict, names, profiled, "warm back-to-back time", verdict.warm)
 
@@ -82,8 +85,9 @@ def _explain(session: Session, verdict: Verdict, names: list[str],
                          for n in shown}
     _release(session)  # first: a task's inputs can be gigabytes
     options = session.options
-    traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
-                           seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
+    with phase(verdict, "warm.roofline"):
+        traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
+                               seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
     verdict.roofline = distances(traits, times, verdict.breakdown, label)
 
 

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -18,7 +19,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge.runner import PREWARM_ENV
+from cudaopt.judge.runner import PREWARM_ENV, SPAWNED_ENV
 
 
 def load_module(path: Path, name: str) -> ModuleType:
@@ -66,11 +67,12 @@ def serve(handlers: dict[str, Any]) -> None:
 
 def prewarm_compile() -> None:
     """What torch.compile costs a fresh process before it compiles anything: importing
-    dynamo, inductor and triton and their lazy set-up: most of the 6.4-7.8 s a cached
-    one-operator compile took in a fresh process on an H200 host (on a CPU, 3 s of a small
-    model's 3.3). Done while this worker waits for its task (it
-    was started ahead), on the CPU only: nothing here touches a GPU another judge may be
-    timing. A failure only means the real compile pays it."""
+    dynamo, inductor and triton's code generator, 9.4-9.5 s on an H200 host, done while this
+    worker waits for its task (it was started ahead). Only imports: compiling anything here,
+    even a one-line function on the CPU, built inductor's C++ toolchain state anew in every
+    process, 54-64 s on that host (benchmarks/baseline_start.py), which made every fresh
+    baseline cost about a minute. Nothing here touches a GPU another judge may be timing. A
+    failure only means the real compile pays it."""
     try:
         import torch._dynamo  # noqa: F401
         import torch._inductor.compile_fx  # noqa: F401
@@ -80,7 +82,6 @@ def prewarm_compile() -> None:
             import torch._inductor.codegen.triton  # noqa: F401
         except ImportError:
             pass  # no triton: a CPU-only machine
-        torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
     except Exception:  # noqa: BLE001
         pass
 
@@ -88,12 +89,18 @@ def prewarm_compile() -> None:
 def main() -> None:
     role = sys.argv[1]
     torch.set_grad_enabled(False)
+    boot: dict[str, float] = {}
     if os.environ.get(PREWARM_ENV) == "compile":
+        started = time.perf_counter()
         prewarm_compile()
+        boot["prewarm"] = time.perf_counter() - started
+    spawned = float(os.environ.get(SPAWNED_ENV, "0") or 0)
+    if spawned:
+        boot["boot"] = max(0.0, time.time() - spawned)  # import torch and prewarm included
     if role == "reference":
         from cudaopt.judge.reference import ReferenceWorker
 
-        serve(ReferenceWorker().handlers())
+        serve(ReferenceWorker(boot).handlers())
     else:
         from cudaopt.judge.candidate import CandidateWorker
 
