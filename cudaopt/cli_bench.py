@@ -100,6 +100,7 @@ def run_cmd(
     if judge_device.startswith("cuda:") and not gpus:
         gpus = judge_device.split(":", 1)[1]
     options.device, options.time_budget_s, options.profile = kind, time_budget, profile
+    options.breakdown = candidates is None  # candidate mode reads no per-kernel breakdown
     agent = {} if candidates else _agent_params(settings, box.kind, console)
     config = BenchConfig(options, candidates, sample, agent)
     bench = out or state_dir(Path.cwd()) / "bench" / datetime.now().strftime("%Y%m%d-%H%M%S")

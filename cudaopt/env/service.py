@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,9 @@ class EnvService:
         self.options, self.executor = options, executor
         limits = SandboxLimits(workspace_mb=options.episode_disk_mb)
         sandbox = resolve_sandbox(options.sandbox, limits=limits)
-        self.verifier = Verifier(executor, options.judge, options.queue_per_slot,
+        # a reward reads no per-kernel breakdown: /verify skips its profiled burst
+        self.verifier = Verifier(executor, replace(options.judge, breakdown=False),
+                                 options.queue_per_slot,
                                  options.verify_timeout_s)
         # Episodes run their workspace and warm judge here, on this machine's own slots.
         self.episodes = EpisodeManager(options, executor.slots if episode_slots is None else

@@ -30,6 +30,9 @@ class JudgeOptions:
     margin: float = 0.05  # "faster" means faster by this much beyond the noise
     ceiling: float = 10.0  # speedups above this are re-measured and flagged
     profile: bool = True  # False: build + verify only
+    # the profiled burst: per-kernel breakdown, summed kernel time, roofline (informative,
+    # not part of the reward; a bench or a reward service that reads none of it skips it)
+    breakdown: bool = True
     compile_baseline: bool = True
     seed: int | None = None
     build_dir: Path | None = None

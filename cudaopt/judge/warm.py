@@ -52,6 +52,8 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     if calls < 2:
         verdict.warm = {"skipped": "three sets of inputs and outputs do not fit in the memory "
                                    "budget of a burst: the per-call figure stands alone"}
+        if not options.breakdown:
+            return _release(session)
         say("profiling: where the time goes (one call, on the inputs of its warm-up)")
         profiled = _round(session, verdict, names, 1, profile=True, reuse=True)
         times = {"eager": verdict.eager, "compile": verdict.compiled_baseline,
@@ -66,6 +68,9 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         if verdict.violations:
             return _release(session)
         rounds += [samples] if index else []
+    if not options.breakdown:
+        verdict.warm = summarize(rounds, names, None, calls)
+        return _release(session)
     say("profiling: where the time goes")
     with phase(verdict, "warm.profile"):
         profiled = _round(session, verdict, names, calls, profile=True)
@@ -153,7 +158,7 @@ def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
     return max(cand["ms"], cand["host_ms"] - gap)
 
 
-def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]],
+def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
               calls: int) -> dict[str, Any]:
     """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
     cand = [_credited(r, names) for r in rounds]
@@ -172,6 +177,8 @@ def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, An
         ratios = sorted(b / c for b, c in zip(times, cand, strict=True))
         warm[f"speedup_vs_{base}"] = statistics.median(ratios)
         warm[f"speedup_vs_{base}_low"] = statistics.quantiles(ratios, n=4)[0]
+    if profiled is None:  # no profiled burst (`JudgeOptions.breakdown` off)
+        return warm
     summed = {n: profiled[n]["breakdown"]["summed_ms"] for n in profiled}
     kernel = {"eager": summed["eager"], "candidate": summed["candidate"]}
     if modes:

@@ -259,3 +259,18 @@ def test_settings_take_several_compile_modes_and_refuse_unknown_ones(tmp_path: P
     assert load_settings(tmp_path, env=env).judge_options().compile_mode == MODES
     with pytest.raises(ConfigError, match="'fastest' is not one of"):
         load_settings(tmp_path, env={**env, "CUDAOPT_COMPILE_MODE": "default,fastest"})
+
+
+def test_without_the_breakdown_the_warm_figure_stands_and_nothing_is_profiled() -> None:
+    """What a bench or a reward service asks for: the warm figure the reward needs, without
+    the profiled burst (per-kernel breakdown, roofline) that only a person reads."""
+    from cudaopt.judge import JudgeOptions, Status, check
+
+    zoo = Path(__file__).parent / "zoo"
+    opts = JudgeOptions(device="cpu", trials=1, time_budget_s=1.0, min_rounds=3,
+                        compile_baseline=False, breakdown=False)
+    verdict = check(zoo / "task.py", zoo / "correct.py", opts)
+    assert verdict.status is Status.OK and verdict.correct
+    assert verdict.warm and verdict.warm.get("speedup_vs_eager_low") is not None
+    assert verdict.breakdown is None and verdict.roofline is None
+    assert "warm.profile" not in verdict.phases_s and "kernel_ms" not in verdict.warm
