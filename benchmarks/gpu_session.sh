@@ -6,6 +6,9 @@
 # H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
+# Real KernelBench tasks (phases, sample): KB_SAMPLE=DIR, made here by
+#   python benchmarks/kernelbench_sample.py KernelBench/ DIR --n 8 --seed 5
+# (DIR in a git-excluded folder, named in the device call's carry).
 # On a lent machine (10 minutes a call), three calls cover the throughput figures, on two
 # GPUs where they can be had:
 #   GPU_STEPS="throughput compile" GPU_THROUGHPUT_ARGS=--no-check bash benchmarks/gpu_session.sh
@@ -58,6 +61,12 @@ throughput)  # opt-in (GPU_STEPS=throughput): `cudaopt bench` on 1 and 2 GPUs
   timeout -k 60 "${GPU_THROUGHPUT_TIMEOUT:-590}" python3 benchmarks/bench_throughput.py --skip-big \
     ${GPU_THROUGHPUT_ARGS:-} --save "$out/throughput" 2>&1 | tee "$out/throughput.log" \
     | tail -25 ;;
+phases)  # where one judgement's time goes, first and later, on real KernelBench tasks
+  timeout -k 10 "${GPU_PHASES_TIMEOUT:-300}" python3 benchmarks/judge_phases.py "$KB_SAMPLE" \
+    --repeat 2 ${GPU_PHASES_ARGS:-} 2>&1 | tee "$out/phases.log" ;;
+sample)  # `cudaopt bench` over a KernelBench sample (KB_SAMPLE: kernelbench_sample.py's folder)
+  timeout -k 60 "${GPU_SAMPLE_TIMEOUT:-590}" python3 benchmarks/bench_throughput.py --no-check \
+    --sample "$KB_SAMPLE" --save "$out/sample" 2>&1 | tee "$out/sample.log" | tail -25 ;;
 compile)  # what the baseline's torch.compile costs a fresh worker, plain and prewarmed
   timeout "${GPU_COMPILE_TIMEOUT:-120}" python3 benchmarks/compile_cost.py \
     benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;
