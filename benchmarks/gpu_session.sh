@@ -72,6 +72,6 @@ compile)  # what the baseline's torch.compile costs a fresh worker, plain and pr
     benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;
 replay)
   timeout 100 cudaopt optimize examples/fused_swish_cuda/model.py \
-    --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit 2>&1 \
+    --model replay:examples/replay/fused_swish_cuda.jsonl --no-commit --sandbox none 2>&1 \
     | tee "$out/replay.log" | tail -25 ;;
 esac; done

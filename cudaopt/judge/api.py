@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from cudaopt.judge import scan
 from cudaopt.judge.build import build_kernels, kernel_sources
@@ -88,8 +89,7 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
             with phase(verdict, "load"):
                 load(session, task, candidate, build_dir, verdict, say)
             if verdict.status is Status.OK:
-                with _device(pool, verdict, say):
-                    _run(session, verdict, say)
+                _run(session, verdict, lambda: _device(pool, verdict, say), say)
         except WorkerFailure as exc:
             _fail(verdict, exc, session)
         if session.ipc_refused:
@@ -110,7 +110,8 @@ def _device(pool: JudgePool, verdict: Verdict, say: Progress) -> Iterator[None]:
     if holder:
         say(f"waiting for the GPU, which another judge is using ({holder})")
     with pool.lock, gpu:
-        verdict.phases_s["lock"] = time.perf_counter() - started
+        verdict.phases_s["lock"] = verdict.phases_s.get("lock", 0.0) + (
+            time.perf_counter() - started)
         yield
 
 
@@ -129,23 +130,29 @@ def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
     return build_dir
 
 
-def _run(session: Session, verdict: Verdict, say: Progress) -> None:
-    from cudaopt.judge.profile import profile
+def _run(session: Session, verdict: Verdict, device: Callable[[], Any],
+         say: Progress) -> None:
+    """Verify, then time, each holding the device (`device()`); the device is let go in
+    between while the baselines are awaited, which mostly overlap the verification."""
+    from cudaopt.judge.profile import await_baselines, profile
     from cudaopt.judge.verify import ask_reference, check_streams, verify
 
     options = session.options
-    with phase(verdict, "verify"):
+    with device(), phase(verdict, "verify"):
         verify(session, verdict, say)
         session.note_memory("reference", ask_reference(session, "trim", options.timeout_s))
     verdict.verify_s = verdict.phases_s["verify"]
     if verdict.status is not Status.OK or verdict.violations:
         return
     if options.profile:
-        started = time.perf_counter()
-        profile(session, verdict, say)
-        verdict.profile_s = time.perf_counter() - started
-    with phase(verdict, "streams"):
-        check_streams(session, verdict, say)  # last: it may leave the candidate unusable
+        await_baselines(session, verdict, say)
+    with device():
+        if options.profile:
+            started = time.perf_counter()
+            profile(session, verdict, say)
+            verdict.profile_s = time.perf_counter() - started
+        with phase(verdict, "streams"):
+            check_streams(session, verdict, say)  # last: it may leave the candidate unusable
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

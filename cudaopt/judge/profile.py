@@ -58,10 +58,10 @@ class Plan:
         return cls([session.seed() for _ in range(calls)], refill, guard, checked)
 
 
-def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
-    options = session.options
-    names = ["eager", "compile"] if options.compile_baseline else ["eager"]
-    say(f"waiting for the baselines (torch.compile mode={options.compile_mode})")
+def await_baselines(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """The baseline worker's load and compile, sent when the session began: awaited without
+    the device, so another judgement times while this one's baseline boots and compiles."""
+    say(f"waiting for the baselines (torch.compile mode={session.options.compile_mode})")
     if not session.baseline_pending:
         say("baselines: kept warm from an earlier judgement of this task (nothing traced or "
             "compiled)")
@@ -73,6 +73,12 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
             if "cache" in reply:
                 verdict.baseline_cache = reply["cache"]
                 say(f"baselines: torch.compile {compile_story(reply['cache'])}")
+
+
+def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """Time eager, torch.compile and the candidate (the baselines awaited first)."""
+    options = session.options
+    names = ["eager", "compile"] if options.compile_baseline else ["eager"]
     say("baselines ready; timing: warm-up")
     pins = _pin(session, verdict)
     try:
