@@ -9,7 +9,9 @@ Measured on a 2-core Intel Xeon, torch 2.13.0+cpu, four runs of
 `cudaopt check model.py model_new.py --device cpu` in data/prefix_sum: cold per call
 149-243x vs eager (low 125-186x) and 53-85x vs compile (low 52-66x); warm back to back
 190-259x vs eager (low 167-228x) and 70-84x vs compile (low 57-80x), where the reward
-needs 1.05x under both."""
+needs 1.05x under both (load average 0.7-1.5). Under a load average of 10 the margins only
+widen (1678x / 928x cold low, 4453x / 329x warm low): torch's threads stall behind other
+processes, a single-threaded running sum hardly does."""
 
 from __future__ import annotations
 
