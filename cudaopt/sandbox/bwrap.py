@@ -12,6 +12,7 @@ even as root (root inside keeps uid 0, so without `--cap-drop ALL` it could remo
 
 from __future__ import annotations
 
+import errno
 import functools
 import glob
 import os
@@ -19,14 +20,20 @@ import shutil
 import site
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.util import find_spec
 from pathlib import Path
 
 from cudaopt import ROOT
 
 PROBE_TIMEOUT_S = 15.0
+#: a probe that fails for a passing reason (a timeout, see also `_PASSING`) is tried once
+#: more with this longer limit before bwrap counts as unusable: a probe on a machine busy
+#: starting a Ray cluster once refused a `bench --ray` that passed when run again
+RETRY_TIMEOUT_S = 60.0
+RETRY_PAUSE_S = 1.0
 NAMESPACES = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
               "--cap-drop", "ALL"]
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, "
@@ -41,32 +48,64 @@ class BwrapStatus:
     detail: str
     path: str | None = None
     options: frozenset[str] = frozenset()  # optional flags this bwrap knows
+    passing: bool = False  # failed for a reason that may pass (a timeout under load)
 
     def hint(self) -> str:
         if self.path is None:
             return INSTALL_HINT
+        if self.passing:
+            return ("bwrap did not start in time even when tried again, or the machine was "
+                    "short of processes or memory: run again when the machine is quieter")
         return ("bwrap is installed but cannot create namespaces: unprivileged user "
                 "namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, or "
                 "an AppArmor/SELinux policy), or a container's seccomp profile blocks them")
 
 
-def probe() -> BwrapStatus:
-    """Run bwrap once with the flags every command will use (not cached: `cudaopt doctor`)."""
+def probe(timeouts_s: tuple[float, ...] = (PROBE_TIMEOUT_S, RETRY_TIMEOUT_S)) -> BwrapStatus:
+    """Run bwrap with the flags every command will use (not cached: `cudaopt doctor`).
+
+    A failure that says bwrap cannot work here (no namespaces allowed, bad flags) is the
+    answer at once; one that may pass (a timeout under load, a fork refused for a moment)
+    is tried again with the next, longer limit, so a busy machine is not told to opt out
+    of its sandbox."""
     path = shutil.which("bwrap")
     if path is None:
         return BwrapStatus(False, "bwrap not found on PATH")
-    options = _options(path)
-    argv = [path, *NAMESPACES, *_hardening(options), "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp", "true"]
+    for attempt, timeout_s in enumerate(timeouts_s):
+        if attempt:
+            time.sleep(RETRY_PAUSE_S)
+        status = _probe_once(path, timeout_s)
+        if status.ok or not status.passing:
+            return status
+    tried = ", ".join(f"{t:g} s" for t in timeouts_s)
+    return replace(status, detail=f"{status.detail} (tried {len(timeouts_s)} times, with "
+                                  f"limits of {tried})")
+
+
+def _probe_once(path: str, timeout_s: float) -> BwrapStatus:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+        options = _options(path, timeout_s)
+        argv = [path, *NAMESPACES, *_hardening(options), "--ro-bind", "/", "/", "--dev",
+                "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return BwrapStatus(False, f"bwrap did not run: {exc}", path, options)
+    except subprocess.TimeoutExpired as exc:
+        return BwrapStatus(False, f"bwrap did not answer within {timeout_s:g} s "
+                                  f"(`bwrap {exc.cmd[1]} ...`)", path, passing=True)
+    except OSError as exc:
+        return BwrapStatus(False, f"bwrap did not run: {exc}", path,
+                           passing=exc.errno in _PASSING)
     if done.returncode != 0:
         error = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return BwrapStatus(False, f"bwrap cannot start a sandbox: {error}", path, options)
+        return BwrapStatus(False, f"bwrap cannot start a sandbox: {error}", path, options,
+                           passing=any(text in error for text in _PASSING_TEXT))
     return BwrapStatus(True, _version(path), path, options)
+
+
+#: errors that say "not now" rather than "not here": a fork or clone refused while the
+#: machine is short of processes or memory for a moment
+_PASSING = (errno.EAGAIN, errno.ENOMEM)
+_PASSING_TEXT = tuple(os.strerror(code) for code in _PASSING)
 
 
 @functools.cache
@@ -75,12 +114,14 @@ def cached_probe() -> BwrapStatus:
     return probe()
 
 
-def _options(path: str) -> frozenset[str]:
-    """Flags newer than the oldest bwrap in wide use (RHEL 8 ships 0.4): used if present."""
+def _options(path: str, timeout_s: float) -> frozenset[str]:
+    """Flags newer than the oldest bwrap in wide use (RHEL 8 ships 0.4): used if present.
+    A `--help` that times out raises, so the probe is retried rather than run without the
+    hardening the flags give."""
     try:
         text = subprocess.run([path, "--help"], capture_output=True, text=True,
-                              timeout=PROBE_TIMEOUT_S).stdout
-    except (OSError, subprocess.TimeoutExpired):
+                              timeout=timeout_s, stdin=subprocess.DEVNULL).stdout
+    except OSError:
         return frozenset()
     return frozenset(flag for flag in ("--disable-userns", "--size") if flag in text)
 

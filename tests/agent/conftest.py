@@ -1,6 +1,17 @@
-"""Fixtures for the agent tests: a small CPU task whose C++ candidate is reliably faster
-than eager and torch.compile, cheap judge settings, and one judging stage shared by the
-whole session so the torch-heavy binding object is compiled once, not once per test."""
+"""Fixtures for the agent tests: a small CPU task whose C++ candidate is faster than eager
+and torch.compile by a wide margin, cheap judge settings, and one judging stage shared by the
+whole session so the torch-heavy binding object is compiled once, not once per test.
+
+The task (data/prefix_sum) wins by doing less work, not by a better-tuned loop: the
+reference multiplies by an n x n triangular matrix of ones, O(n^2) per row, and torch.compile
+still builds that matrix and calls the matrix product; the kernel keeps a running sum, O(n).
+Measured on a 2-core Intel Xeon, torch 2.13.0+cpu, four runs of
+`cudaopt check model.py model_new.py --device cpu` in data/prefix_sum: cold per call
+149-243x vs eager (low 125-186x) and 53-85x vs compile (low 52-66x); warm back to back
+190-259x vs eager (low 167-228x) and 70-84x vs compile (low 57-80x), where the reward
+needs 1.05x under both (load average 0.7-1.5). Under a load average of 10 the margins only
+widen (1678x / 928x cold low, 4453x / 329x warm low): torch's threads stall behind other
+processes, a single-threaded running sum hardly does."""
 
 from __future__ import annotations
 
@@ -15,7 +26,7 @@ from cudaopt.agent.loop import Limits
 from cudaopt.judge import JudgeOptions
 
 DATA = Path(__file__).parent / "data"
-MATCHAIN = DATA / "matchain"
+PREFIX_SUM = DATA / "prefix_sum"
 MODEL = "openai/fake-kernel-model"
 
 
@@ -28,10 +39,10 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def task(tmp_path: Path) -> Path:
-    """The matchain task, alone in its own folder (runs are kept beside it)."""
+    """The prefix-sum task, alone in its own folder (runs are kept beside it)."""
     folder = tmp_path / "task"
     folder.mkdir()
-    shutil.copy(MATCHAIN / "model.py", folder / "model.py")
+    shutil.copy(PREFIX_SUM / "model.py", folder / "model.py")
     return folder / "model.py"
 
 
@@ -80,8 +91,14 @@ def events() -> Events:
 
 
 def source(name: str) -> str:
-    """A file of the matchain candidate (`kernels/matchain.cpp`, `model_new.py`, ...)."""
-    return (MATCHAIN / name).read_text()
+    """A file of the prefix-sum candidate (`kernels/prefix_sum.cpp`, `model_new.py`, ...)."""
+    return (PREFIX_SUM / name).read_text()
 
 
-GOOD_FILES = ("kernels/matchain.cpp", "kernels/matchain_binding.cpp", "model_new.py")
+#: judge settings for tests about the loop rather than the speedup (resume, keeping the best,
+#: fenced blocks): build and verify only, so no timing decides their outcome. A correct
+#: candidate then earns reward 1, the target stays out of reach and the run ends at its step
+#: limit, with the best candidate the loop judged in best/.
+UNTIMED = JudgeOptions(device="cpu", trials=3, profile=False)
+
+GOOD_FILES = ("kernels/prefix_sum.cpp", "kernels/prefix_sum_binding.cpp", "model_new.py")

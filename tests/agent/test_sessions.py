@@ -1,5 +1,9 @@
 """Scripted sessions through litellm against a real local HTTP server, judged for real on
-the CPU: the loop's decisions (best kept, nudges, stop rules) on actual verdicts."""
+the CPU: the loop's decisions (best kept, nudges, stop rules) on actual verdicts.
+
+Reaching the target needs a speedup: the sessions that must reach it use the prefix-sum task,
+whose kernel wins by doing less work (margins measured in tests/agent/conftest.py); the
+others are judged without timing (`UNTIMED`), so no measurement decides them."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import pytest
 
 from cudaopt.agent.run import start_run
 from cudaopt.judge import Status
-from tests.agent.conftest import GOOD_FILES, Events, source
+from tests.agent.conftest import GOOD_FILES, UNTIMED, Events, source
 from tests.fakeopenai import FakeOpenAI, Reply, call, say
 
 pytestmark = pytest.mark.slow  # whole agent runs, each judging real builds
@@ -21,6 +25,15 @@ def write_good() -> list[Reply]:
     return [call("write", path=name, content=source(name)) for name in GOOD_FILES]
 
 
+def exclusive_scan() -> str:
+    """The kernel with a classic off-by-one: each sum is stored before its own element is
+    added (an exclusive scan), so it builds and runs but is wrong almost everywhere."""
+    good = source("kernels/prefix_sum.cpp")
+    wrong = good.replace("sum += in[j];\n      out[j] = sum;", "out[j] = sum;\n      sum += in[j];")
+    assert wrong != good
+    return wrong
+
+
 def last_content(messages: list[dict[str, Any]]) -> str:
     return messages[-1].get("content") or ""
 
@@ -28,16 +41,17 @@ def last_content(messages: list[dict[str, Any]]) -> str:
 def test_wrong_kernel_is_seen_fixed_and_reaches_target(task, config, events: Events) -> None:
     def saw_failure(messages: list[dict[str, Any]]) -> Reply:
         assert "[exit code 4]" in last_content(messages), last_content(messages)[-2000:]
-        return call("write", path="kernels/matchain.cpp", content=source("kernels/matchain.cpp"))
+        return call("write", path="kernels/prefix_sum.cpp",
+                    content=source("kernels/prefix_sum.cpp"))
 
     script = [
         call("read", path="model.py"),
-        call("write", path="kernels/matchain.cpp", content=source("matchain_wrong.cpp")),
+        call("write", path="kernels/prefix_sum.cpp", content=exclusive_scan()),
         *write_good()[1:],
         call("bash", command="cudaopt verify --device cpu --trials 3"),
         saw_failure,
         call("bash", command="cudaopt profile --device cpu --time-budget 2"),
-        say("Done: A @ (B @ V) in one C++ extension."),
+        say("Done: a running sum in one C++ extension."),
         say("No further gain in sight."),
     ]
     with FakeOpenAI(script) as server:
@@ -45,7 +59,8 @@ def test_wrong_kernel_is_seen_fixed_and_reaches_target(task, config, events: Eve
     assert not server.errors
     assert result.reason == "done" and result.accepted, result
     run = result.run_dir
-    assert (run / "best" / "kernels" / "matchain.cpp").read_text() == source("kernels/matchain.cpp")
+    best = (run / "best" / "kernels" / "prefix_sum.cpp").read_text()
+    assert best == source("kernels/prefix_sum.cpp")
     statuses = [d["verdict"].status for d in events.of("candidate")]
     assert Status.WRONG in statuses and statuses[-1] is Status.OK
     assert json.loads((run / "final_verdict.json").read_text())["accepted"] is True
@@ -77,20 +92,22 @@ def test_early_stop_is_pushed_on(task, config, events: Events) -> None:
 
 
 def test_broken_late_kernel_keeps_the_best(task, config, events: Events) -> None:
-    broken = source("kernels/matchain.cpp").replace("return", "retrun").replace("o[j] = 0.f", "{")
+    broken = source("kernels/prefix_sum.cpp").replace("sum += in[j];", "sum += in[j]")
     script = [
         *write_good(),
         say("Done."),
-        call("write", path="kernels/matchain.cpp", content=broken),
+        call("write", path="kernels/prefix_sum.cpp", content=broken),
         say("Done again."),
     ]
     with FakeOpenAI(script) as server:
-        result = start_run(task, config(server.url), events)
-    assert result.accepted and result.reason == "done"
-    assert events.of("candidate")[-1]["verdict"].status is Status.BUILD_FAILED
-    best = result.run_dir / "best" / "kernels" / "matchain.cpp"
-    assert best.read_text() == source("kernels/matchain.cpp")
-    assert (result.run_dir / "workspace" / "kernels" / "matchain.cpp").read_text() == broken
+        result = start_run(task, config(server.url, len(script), judge=UNTIMED), events)
+    assert not server.errors
+    judged = [d["verdict"].status for d in events.of("candidate")]
+    assert judged == [Status.OK, Status.BUILD_FAILED]
+    assert result.reason == "max_steps" and result.final is not None and result.final.clean
+    best = result.run_dir / "best" / "kernels" / "prefix_sum.cpp"
+    assert best.read_text() == source("kernels/prefix_sum.cpp")
+    assert (result.run_dir / "workspace" / "kernels" / "prefix_sum.cpp").read_text() == broken
     assert len(events.of("best")) == 1
 
 
@@ -99,19 +116,18 @@ def test_model_without_tool_calling_uses_fenced_blocks(task, config, events: Eve
 
     def ran(messages: list[dict[str, Any]]) -> Reply:
         listing = last_content(messages)
-        assert "[exit code 0]" in listing and "matchain_binding.cpp" in listing, listing
+        assert "[exit code 0]" in listing and "prefix_sum_binding.cpp" in listing, listing
         return say("All done.")
 
-    script = [
-        say(f"Writing the kernel.\n{blocks}\n```bash\nls kernels\n```"),
-        ran,
-        say("Still done."),
-    ]
+    script = [say(f"Writing the kernel.\n{blocks}\n```bash\nls kernels\n```"), ran]
     with FakeOpenAI(script, tools_supported=False) as server:
-        result = start_run(task, config(server.url), events)
+        result = start_run(task, config(server.url, len(script), judge=UNTIMED), events)
         assert all("tools" not in body for body in server.requests[1:])
     assert not server.errors
-    assert result.accepted
+    assert [d["verdict"].status for d in events.of("candidate")] == [Status.OK]
+    assert result.final is not None and result.final.clean
+    for name in GOOD_FILES:  # the blocks were written where they said
+        assert (result.run_dir / "best" / name).read_text() == source(name)
     assert json.loads((result.run_dir / "meta.json").read_text())["extra"]["tools"] is False
 
 
@@ -123,7 +139,7 @@ def test_writes_outside_the_workspace_are_refused(task, config, tmp_path: Path) 
         call("write", path=str(outside / "b.txt"), content="x"),
         call("bash", command=f"ln -s {outside} escape"),
         call("write", path="escape/c.txt", content="x"),
-        call("edit", path="model.py", old="a @ b", new="b @ a"),
+        call("edit", path="model.py", old="x @ torch.triu", new="torch.triu"),
         call("write", path="model.py", content="# mine now"),
         call("read", path="/etc/passwd"),
         call("glob", pattern="../*"),

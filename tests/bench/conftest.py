@@ -1,6 +1,7 @@
-"""A small suite of CPU tasks with one candidate of each kind: honestly faster (matchain's C++
-kernel), wrong (an unwritten output), hanging, failing to build, and missing; and the
-helpers to run `cudaopt bench` on it as a real subprocess, as a user would."""
+"""A small suite of CPU tasks with one candidate of each kind: honestly faster (the
+prefix-sum C++ kernel, a win by less work: see tests/agent/conftest.py), wrong (an unwritten
+output), hanging, failing to build, and missing; and the helpers to run `cudaopt bench` on
+it as a real subprocess, as a user would."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ import pytest
 from tests.conftest import ROOT
 
 DATA = Path(__file__).parent / "data"
-MATCHAIN = ROOT / "tests" / "agent" / "data" / "matchain"
+PREFIX_SUM = ROOT / "tests" / "agent" / "data" / "prefix_sum"
 SWISH = ROOT / "tests" / "judge" / "zoo" / "task.py"
-TASKS = {"level1/1_matchain": MATCHAIN / "model.py", "level1/2_swish_wrong": SWISH,
+TASKS = {"level1/1_prefix_sum": PREFIX_SUM / "model.py", "level1/2_swish_wrong": SWISH,
          "level1/3_swish_hang": SWISH, "level2/4_swish_build": SWISH,
          "level2/5_swish_missing": SWISH}
 #: cheap judge settings; the hang is killed after --timeout seconds
@@ -39,8 +40,8 @@ def make_candidates(root: Path) -> Path:
     """The folder-per-task layout: DIR/<task stem>/model_new.py (+ kernels/)."""
     folder = root / "candidates"
     shutil.copytree(DATA / "candidates", folder)
-    shutil.copytree(MATCHAIN / "kernels", folder / "1_matchain" / "kernels")
-    shutil.copy(MATCHAIN / "model_new.py", folder / "1_matchain" / "model_new.py")
+    shutil.copytree(PREFIX_SUM / "kernels", folder / "1_prefix_sum" / "kernels")
+    shutil.copy(PREFIX_SUM / "model_new.py", folder / "1_prefix_sum" / "model_new.py")
     return folder
 
 

@@ -37,7 +37,7 @@ def test_agent_mode_runs_the_loop_per_task_and_resumes(suite: Path, work: Path,
         return say("(never read)")
 
     out = tmp_path / "agent"
-    task = suite / "level1" / "1_matchain.py"
+    task = suite / "level1" / "1_prefix_sum.py"
     argv = [task, "--model", "openai/fake-kernel-model", "--max-steps", "8", "--out", out,
             "--work", work, *FAST]
     with FakeOpenAI([_write(GOOD_FILES[0]), thinking]) as server:
@@ -52,16 +52,16 @@ def test_agent_mode_runs_the_loop_per_task_and_resumes(suite: Path, work: Path,
         release.set()
     assert proc.returncode == 130, err
     assert not (out / "results.jsonl").exists() or not lines(out)
-    run = out / "runs" / "level1" / "1_matchain"
+    run = out / "runs" / "level1" / "1_prefix_sum"
     assert json.loads((run / "meta.json").read_text())["status"] == "running"
 
     script = [*(_write(name) for name in GOOD_FILES[1:]),
-              say("Done: A @ (B @ V) in one C++ extension."), say("No further gain in sight.")]
+              say("Done: a running sum in one C++ extension."), say("No further gain in sight.")]
     with FakeOpenAI(script) as server:
         again = bench(*argv, "--api-base", server.url, env=ENV)
     assert not server.errors
     assert again.returncode == 0, again.stdout + again.stderr
-    line = lines(out)["level1/1_matchain"]
+    line = lines(out)["level1/1_prefix_sum"]
     assert line["mode"] == "agent" and line["infra_status"] == "ok"
     assert line["correct"] and line["reward"] == 3.0, line
     assert line["steps"] >= 4 and line["stop_reason"] == "done"

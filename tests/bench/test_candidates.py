@@ -31,18 +31,18 @@ def judged(suite: Path, candidates: Path, work: Path, tmp_path_factory: pytest.T
 def test_each_candidate_gets_its_verdict(judged) -> None:
     out, proc = judged
     got = lines(out)
-    assert sorted(got) == ["level1/1_matchain", "level1/2_swish_wrong", "level1/3_swish_hang",
+    assert sorted(got) == ["level1/1_prefix_sum", "level1/2_swish_wrong", "level1/3_swish_hang",
                            "level2/4_swish_build", "level2/5_swish_missing"]
     for line in got.values():
         assert all(key in line for key in REQUIRED), sorted(set(REQUIRED) - set(line))
         assert line["infra_status"] == "ok" and line["infra_error"] is None
-    fast = got["level1/1_matchain"]  # honestly faster; its reward is the judge's (noise, warm)
+    fast = got["level1/1_prefix_sum"]  # honestly faster; its reward is the judge's (noise, warm)
     assert fast["correct"] and fast["reward"] >= 1 and fast["speedup_vs_compile"] > 1.05
     assert fast["slot"] == "cpu:0" and fast["torch_version"]
-    assert {k: got[k]["status"] for k in got if k != "level1/1_matchain"} == {
+    assert {k: got[k]["status"] for k in got if k != "level1/1_prefix_sum"} == {
         "level1/2_swish_wrong": "wrong", "level1/3_swish_hang": "timeout",
         "level2/4_swish_build": "build_failed", "level2/5_swish_missing": "no_candidate"}
-    assert all(got[k]["reward"] == -1.0 for k in got if k != "level1/1_matchain")
+    assert all(got[k]["reward"] == -1.0 for k in got if k != "level1/1_prefix_sum")
     assert "no candidate for level2/5_swish_missing" in proc.stdout + proc.stderr
 
 
@@ -54,11 +54,11 @@ def test_summary_is_what_the_lines_give_by_hand(judged) -> None:
     out, _ = judged
     got = lines(out)
     summary = json.loads((out / "summary.json").read_text())
-    fast = got["level1/1_matchain"]
+    fast = got["level1/1_prefix_sum"]
     level1, overall = summary["levels"]["level1"], summary["overall"]
     assert (level1["tasks"], level1["correct"], level1["compiled"]) == (3, 1, 3)
     assert (overall["tasks"], overall["correct"], overall["infra_failed"]) == (5, 1, 0)
-    assert overall["compiled"] == 3  # wrong, hang and matchain built; the broken one did not
+    assert overall["compiled"] == 3  # wrong, hang and prefix_sum built; the broken one did not
     # "faster" is the judge's decision (the milestone reward), not a speedup read alone
     assert level1["faster_than_compile_share"] == pytest.approx((fast["reward"] >= 3) / 3)
     assert overall["faster_than_eager_share"] == pytest.approx((fast["reward"] >= 2) / 5)
@@ -118,12 +118,12 @@ def test_kernelbench_layout_is_judged(suite: Path, candidates: Path, work: Path,
     assert got["level1/2_swish_wrong"]["status"] == "wrong"
     assert got["level1/2_swish_wrong"]["candidate"].endswith("level_1_problem_2_sample_0_kernel.py")
     assert got["level1/3_swish_hang"]["status"] == "no_candidate"
-    assert got["level1/1_matchain"]["status"] == "no_candidate"
+    assert got["level1/1_prefix_sum"]["status"] == "no_candidate"
 
 
 def test_both_layouts_and_levels_are_recognised(suite: Path, tmp_path: Path) -> None:
     tasks = {t.id: t for t in discover([suite])}
-    assert len(tasks) == 5 and tasks["level1/1_matchain"].problem == 1
+    assert len(tasks) == 5 and tasks["level1/1_prefix_sum"].problem == 1
     nested = tmp_path / "nested" / "level2" / "4_swish_build"
     nested.mkdir(parents=True)
     (nested / "model_new.py").write_text("class ModelNew: pass\n")
@@ -133,7 +133,7 @@ def test_both_layouts_and_levels_are_recognised(suite: Path, tmp_path: Path) -> 
         nested / "model_new.py"
     assert find_candidate(tasks["level2/5_swish_missing"], tmp_path / "nested", 2) == flat
     assert find_candidate(tasks["level2/5_swish_missing"], tmp_path / "nested") is None
-    assert find_candidate(tasks["level1/1_matchain"], tmp_path / "nested") is None
+    assert find_candidate(tasks["level1/1_prefix_sum"], tmp_path / "nested") is None
     bad = bench(suite, "--candidates", tmp_path / "none", "--device", "cpu")
     assert bad.returncode == 2 and "no such folder" in " ".join(bad.stderr.split())
     both = bench(suite, "--device", "cpu")

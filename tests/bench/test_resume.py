@@ -81,7 +81,7 @@ def test_retry_failed_reruns_only_failures(resumed, suite: Path, candidates: Pat
                   out, "--work", work, "--retry-failed", *FAST)
     assert retry.returncode == 0 and "0 already done, 1 to run" in " ".join(retry.stderr.split())
     after = lines(out)
-    assert after["level1/1_matchain"] == before["level1/1_matchain"]
+    assert after["level1/1_prefix_sum"] == before["level1/1_prefix_sum"]
     assert after["level2/4_swish_build"] == before["level2/4_swish_build"]
     assert after["level2/5_swish_missing"]["status"] == "no_candidate"
     assert len(after) == 5
@@ -93,7 +93,7 @@ def test_compare_two_benches(resumed, tmp_path: Path) -> None:
     b.mkdir()
     changed = []
     for line in lines(a).values():
-        if line["task"] == "level1/1_matchain":
+        if line["task"] == "level1/1_prefix_sum":
             line.update(correct=False, status="wrong", reward=-1.0)
         if line["task"] == "level1/2_swish_wrong":
             line.update(correct=True, status="ok", reward=3.0, speedup_vs_eager=2.0,
@@ -106,7 +106,7 @@ def test_compare_two_benches(resumed, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
     assert "newly passing (1): level1/2_swish_wrong" in text
-    assert "newly failing (1): level1/1_matchain" in text
+    assert "newly failing (1): level1/1_prefix_sum" in text
     assert "different GPUs" in text
     result = json.loads((tmp_path / "cmp.json").read_text())
     # A was judged without timing (--no-profile): nothing in it is faster; B has one of five

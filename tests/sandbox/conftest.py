@@ -22,7 +22,7 @@ from cudaopt.sandbox.bwrap import cached_probe
 def bwrap_ok() -> None:
     status = cached_probe()
     if not status.ok:
-        pytest.skip(f"bwrap cannot create namespaces here: {status.detail}")
+        pytest.skip(f"no working bubblewrap sandbox here: {status.detail}")
 
 
 @dataclass

@@ -20,7 +20,7 @@ from tests.misc.misc_helpers import make_verdict
 from tests.sandbox.conftest import Place
 
 pytestmark = [pytest.mark.usefixtures("bwrap_ok"), pytest.mark.slow]  # a whole sandboxed run
-MATCHAIN = Path(__file__).resolve().parent.parent / "agent" / "data" / "matchain" / "model.py"
+TASK = Path(__file__).resolve().parent.parent / "agent" / "data" / "prefix_sum" / "model.py"
 API_KEY = "sk-test-must-never-reach-the-model-0123456789"
 
 
@@ -41,7 +41,7 @@ def test_escapes_are_contained_and_the_run_goes_on(place: Place,
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     monkeypatch.delenv("CUDAOPT_RECORD_DIR", raising=False)
     task = place.project / "model.py"
-    shutil.copy(MATCHAIN, task)
+    shutil.copy(TASK, task)
     key = place.home / ".ssh" / "id_rsa"
     script = [
         call("bash", command=f"cat {key}; env; echo pwned > {place.outside}/pwned.txt"),

@@ -21,7 +21,6 @@ from cudaopt.sandbox import (
     NONE_WARNING,
     SandboxLimits,
     SandboxUnavailable,
-    bwrap,
     resolve_sandbox,
 )
 from cudaopt.sandbox.bwrap import BwrapStatus, bwrap_argv
@@ -143,18 +142,6 @@ def test_commit_refuses_dotenv_values(tmp_path: Path, monkeypatch: pytest.Monkey
         (cand / "kernels" / "add.cu").write_text(f"// {leak}\n")
         with pytest.raises(SecretFoundError, match=name):
             commit_accepted(task, cand, make_verdict(), make_meta(task))
-
-
-def test_probe_reports_a_bwrap_that_cannot_start(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = tmp_path / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\n"
-                    "exit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
-    status = bwrap.probe()
-    assert not status.ok and "No permissions" in status.detail
-    assert "namespaces" in status.hint()
 
 
 def test_none_mode_keeps_the_limits_that_need_no_namespaces(

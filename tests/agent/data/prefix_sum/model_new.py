@@ -6,5 +6,5 @@ class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
 
-    def forward(self, a, b, v):
-        return cuda_extension.matchain(a, b, v)
+    def forward(self, x):
+        return cuda_extension.prefix_sum(x)
