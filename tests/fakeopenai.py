@@ -89,6 +89,11 @@ class FakeOpenAI:
             card["max_model_len"] = self.context_tokens
         return {"object": "list", "data": [card]}
 
+    def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        return self.answer(body)
+
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(body)
@@ -112,7 +117,7 @@ class FakeOpenAI:
                     }
                 }
             messages = body.get("messages", [])
-            if not any(m.get("role") == "system" for m in messages):
+            if not self.in_session(body):
                 return 200, self._completion(body, Reply(content="ok"))
             turn = self.script.pop(0) if self.script else say("I am done.")
             if callable(turn):
@@ -122,6 +127,11 @@ class FakeOpenAI:
                     self.errors.append(str(exc))
                     turn = say(f"script assertion failed: {exc}")
             return 200, self._completion(body, turn)
+
+    @staticmethod
+    def in_session(body: dict[str, Any]) -> bool:
+        """The loop's requests carry the system prompt; preflight's ping does not."""
+        return any(m.get("role") == "system" for m in body.get("messages", []))
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         self._calls += 1
@@ -163,11 +173,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
-                else:
-                    status, payload = fake.answer(body)
-                self._send(status, payload)
+                self._send(*fake.post(self.path, body))
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

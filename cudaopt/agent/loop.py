@@ -71,11 +71,18 @@ class Agent:
         self._started = time.monotonic()
         count = getattr(model, "count_tokens", estimate_tokens)
         self.context = Compactor(budget or Budget(None, "unknown"), count, self._standing)
-        self.usage = Usage.from_json(progress.usage)  # this run's, all sessions
+        self._usage_before = Usage.from_json(progress.usage)  # earlier sessions'
 
     @property
     def cost_usd(self) -> float:
         return self.progress.cost_usd + self.model.cost_usd
+
+    @property
+    def usage(self) -> Usage:
+        """Billed by this run, all sessions: every call, the preflight's included."""
+        total = Usage.from_json(self._usage_before.to_json())
+        total.add(getattr(self.model, "usage", Usage()))
+        return total
 
     @property
     def wall_s(self) -> float:
@@ -140,8 +147,6 @@ class Agent:
         last = getattr(self.model, "last_usage", None)
         if last is None:
             return
-        self.usage.add(last)
-        self.progress.usage = self.usage.to_json()
         request = self.context.count(sent, self.tools)
         self.trajectory.note("usage", step, request_tokens=request, **last.to_json())
         self.emit("usage", {"step": step, "usage": last, "total": self.usage,
