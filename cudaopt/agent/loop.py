@@ -11,15 +11,15 @@ from typing import Any
 
 from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
+from cudaopt.agent.asking import Asker
 from cudaopt.agent.best import BestTracker
-from cudaopt.agent.compaction import Compactor, files_text
-from cudaopt.agent.context import Budget, estimate_tokens
-from cudaopt.agent.errors import ContextTooLong, ModelError, ReplayExhausted
+from cudaopt.agent.compaction import files_text
+from cudaopt.agent.context import Budget
+from cudaopt.agent.errors import ReplayExhausted
 from cudaopt.agent.events import OnEvent, describe
 from cudaopt.agent.models import Model
 from cudaopt.agent.tools import Workspace
 from cudaopt.agent.trajectory import Trajectory
-from cudaopt.agent.usage import Usage
 from cudaopt.judge import Verdict
 
 
@@ -43,7 +43,6 @@ class Progress:
     gains: int = 0  # times the best improved
     gains_at_last_stop: int = 0
     usage: dict[str, Any] = field(default_factory=dict)  # billed by earlier sessions
-    compactions: int = 0
 
 
 class Agent:
@@ -69,20 +68,12 @@ class Agent:
         self.claims: dict[str, Verdict] = {}  # content hash -> verdict a record claimed
         self.last_judged: Verdict | None = None  # the loop's latest judgement of the workspace
         self._started = time.monotonic()
-        count = getattr(model, "count_tokens", estimate_tokens)
-        self.context = Compactor(budget or Budget(None, "unknown"), count, self._standing)
-        self._usage_before = Usage.from_json(progress.usage)  # earlier sessions'
+        self.asker = Asker(model, budget or Budget(None, "unknown"), trajectory, on_event,
+                           self._standing, progress.usage)
 
     @property
     def cost_usd(self) -> float:
         return self.progress.cost_usd + self.model.cost_usd
-
-    @property
-    def usage(self) -> Usage:
-        """Billed by this run, all sessions: every call, the preflight's included."""
-        total = Usage.from_json(self._usage_before.to_json())
-        total.add(getattr(self.model, "usage", Usage()))
-        return total
 
     @property
     def wall_s(self) -> float:
@@ -105,7 +96,7 @@ class Agent:
                 },
             )
             try:
-                message = self._query()
+                message = self.asker.ask(self.messages, self.tools, self.progress.steps)
             except ReplayExhausted:
                 self.progress.steps -= 1
                 return "replay_exhausted"
@@ -117,46 +108,6 @@ class Agent:
             self.checkpoint()
             if reason:
                 return reason
-
-    def _query(self) -> dict[str, Any]:
-        """One model call on the compacted view; a refusal as too long is compacted harder
-        and tried once more, then the run stops saying what did not fit."""
-        step = self.progress.steps
-        sent, done = self.context.view(self.messages, self.tools, step)
-        self._compacted(done)
-        try:
-            message = self.model.query(sent, self.tools)
-        except ContextTooLong as exc:
-            sent, done = self.context.harder(self.messages, self.tools, step, exc.window_tokens)
-            self._compacted(done)
-            try:
-                message = self.model.query(sent, self.tools)
-            except ContextTooLong as again:
-                raise ModelError(self._too_long(sent, again)) from again
-        self._billed(step, sent)
-        return message
-
-    def _compacted(self, done: Any) -> None:
-        if done is None:
-            return
-        self.progress.compactions += 1
-        self.trajectory.note("compacted", done.before_step, **done.to_json())
-        self.emit("compacted", done.to_json())
-
-    def _billed(self, step: int, sent: list[dict[str, Any]]) -> None:
-        last = getattr(self.model, "last_usage", None)
-        if last is None:
-            return
-        request = self.context.count(sent, self.tools)
-        self.trajectory.note("usage", step, request_tokens=request, **last.to_json())
-        self.emit("usage", {"step": step, "usage": last, "total": self.usage,
-                            "request_tokens": request})
-
-    def _too_long(self, sent: list[dict[str, Any]], exc: ContextTooLong) -> str:
-        fixed = self.context.count(sent[:2], self.tools)
-        return prompts.prompt(
-            "too_long", model=self.model.name, request=self.context.count(sent, self.tools),
-            fixed=fixed, budget=self.context.budget.describe(), detail=str(exc))
 
     def _standing(self) -> tuple[str, str]:
         """The run's standing and the workspace's files, for a compaction's summary."""

@@ -271,11 +271,11 @@ def _save(run_dir: Path, meta: RunMeta, agent: Agent) -> None:
         meta.best_speedup_vs_compile = tracker.best.speedup_vs_compile
         meta.best_speedup_vs_eager = tracker.best.speedup_vs_eager
     saved = asdict(agent.progress)
-    usage = agent.usage.to_json()
+    usage = agent.asker.usage.to_json()
     saved.update(cost_usd=meta.cost_usd, wall_s=meta.wall_s, usage=usage)
     meta.extra["progress"] = saved
     meta.extra["usage"] = usage
-    meta.extra["context"] = agent.context.budget.to_json()  # a refusal may have taught it
+    meta.extra["context"] = agent.asker.context.budget.to_json()  # a refusal may teach it
     write_meta(run_dir, meta)
 
 

@@ -4,13 +4,18 @@ from the cache, what was not, and the price, per step and in the run's record.""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
+from typer.testing import CliRunner
 
 from cudaopt.agent.run import start_run
+from cudaopt.cli import app
+from cudaopt.live import LiveView
 from tests.agent.conftest import Events
 from tests.fakeanthropic import FakeAnthropic
 from tests.fakeopenai import FakeOpenAI, call
@@ -52,6 +57,28 @@ def test_anthropic_gets_cache_markers_and_the_run_counts_cached_tokens(
     assert total["cached_tokens"] == sum(u["cached_tokens"] for u in usage)
     assert total["uncached_tokens"] == total["prompt_tokens"] - total["cached_tokens"]
     assert result.meta.cost_usd == pytest.approx(total["cost_usd"])  # what --max-cost counts
+
+
+def test_tokens_and_cost_per_step_in_the_live_view_and_show(task, config, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-fake-server")
+    log = io.StringIO()
+    view = LiveView(Console(file=log, width=80), interactive=False)
+    with FakeAnthropic(list(STEPS)) as server, view:
+        result = start_run(task, config(server.url, max_steps=3,
+                                        model="anthropic/claude-sonnet-4-5"), view.on_event)
+    lines = log.getvalue().splitlines()
+    assert any("context window 200,000 tokens (litellm's model information); prompt caching "
+               "on" in line for line in lines), lines[:3]
+    billed = [line for line in lines if line.startswith("  tokens ")]
+    assert len(billed) == 3 and "cached" in billed[-1] and "$" in billed[-1]
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = CliRunner().invoke(app, ["show", str(result.run_dir)])
+    assert shown.exit_code == 0, shown.output
+    assert "tokens and cost per step" in shown.output and "cached" in shown.output
+    assert max(len(line) for line in shown.output.splitlines()) <= 80
+    data = json.loads(CliRunner().invoke(app, ["show", str(result.run_dir), "--json"]).output)
+    assert [s["step"] for s in data["steps"]] == [1, 2, 3]
+    assert data["steps"][1]["cached_tokens"] > 0 and data["steps"][1]["cost_usd"] > 0
 
 
 def test_a_provider_without_marked_caching_gets_no_markers(task, config) -> None:
