@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 
 from cudaopt.agent.run import resume_run, start_run
-from tests.agent.conftest import Events, source
-from tests.fakeopenai import FakeOpenAI, call
+from tests.agent.conftest import GOOD_FILES, Events, source
+from tests.fakeopenai import FakeOpenAI, call, say
 
 pytestmark = pytest.mark.slow  # whole agent runs
 
 WINDOW = 16000  # the server's window, in its tokens (4 characters each)
-KERNEL = "kernels/matchain.cpp"
+KERNEL = "kernels/notes.cpp"  # any file under kernels/ is part of the candidate
+KERNEL_TEXT = "// the kernel's design notes, kept whole in every request\n" + "".join(
+    f"// {n:03d}: accumulate row {n} in registers, one store per output\n" for n in range(40))
 
 
 def noisy(n: int) -> Any:
@@ -28,7 +30,7 @@ def noisy(n: int) -> Any:
 
 
 def script(steps: int) -> list[Any]:
-    return [call("write", path=KERNEL, content=source(KERNEL)),
+    return [call("write", path=KERNEL, content=KERNEL_TEXT),
             *[noisy(n) for n in range(1, steps)]]
 
 
@@ -36,6 +38,16 @@ def session_requests(server: FakeOpenAI) -> list[tuple[dict[str, Any], int]]:
     """The loop's requests (preflight's ping left out) with the server's token count."""
     return [(body, tokens) for body, tokens in zip(server.requests, server.tokens, strict=True)
             if any(m.get("role") == "system" for m in body.get("messages", []))]
+
+
+def answered_in_order(body: dict[str, Any]) -> bool:
+    """Every tool result follows the call it answers: providers refuse anything else."""
+    called: set[str] = set()
+    for message in body["messages"]:
+        called |= {c["id"] for c in message.get("tool_calls") or []}
+        if message["role"] == "tool" and message["tool_call_id"] not in called:
+            return False
+    return True
 
 
 def text_of(body: dict[str, Any]) -> str:
@@ -55,6 +67,7 @@ def test_known_window_is_never_passed_and_keeps_what_the_model_needs(task, confi
     assert result.reason == "max_steps" and result.meta.steps == 24
     sent = session_requests(server)
     assert len(sent) == 24 and max(tokens for _, tokens in sent) <= WINDOW
+    assert all(answered_in_order(body) for body, _ in sent)
     budget = events.of("context")[0]["budget"]
     assert budget.window_tokens == WINDOW and budget.source == "the endpoint's model card"
     compactions = notes(result.run_dir, "compacted")
@@ -68,7 +81,7 @@ def test_known_window_is_never_passed_and_keeps_what_the_model_needs(task, confi
     first_user = next(n["message"] for n in _lines(result.run_dir)
                       if n.get("message", {}).get("role") == "user")
     assert messages[1]["content"].startswith(first_user["content"])  # the task, whole
-    assert source(KERNEL) in messages[1]["content"]  # the current kernel, whole
+    assert KERNEL_TEXT in messages[1]["content"]  # the current kernel, whole
     assert "compacted" in messages[1]["content"] and "output 1 row 40 " not in text_of(last)
     latest = [m for m in result.run_dir.joinpath("trajectory.jsonl").read_text().splitlines()
               if '"role": "tool"' in m]
@@ -113,5 +126,19 @@ def test_resumed_long_run_compacts_before_its_first_request(task, config, stage_
     assert server.refused == 0 and sent and sent[0][1] <= WINDOW
     compacted = notes(first.run_dir, "compacted")
     assert compacted and compacted[0]["before_step"] == 13
-    assert source(KERNEL) in sent[0][0]["messages"][1]["content"]
+    assert KERNEL_TEXT in sent[0][0]["messages"][1]["content"]
     assert "interrupted and has been resumed" in text_of(sent[0][0])
+
+
+def test_a_session_far_over_the_window_judges_its_kernel_written_before_compaction(
+        task, config) -> None:
+    writes = [call("write", path=name, content=source(name)) for name in GOOD_FILES]
+    steps = [*writes, *[noisy(n) for n in range(1, 10)], say("Done."), say("Done.")]
+    with FakeOpenAI(steps, context_tokens=WINDOW, model_card=True) as server:
+        result = start_run(task, config(server.url, max_steps=16))
+    assert not server.errors and server.refused == 0
+    assert max(tokens for _, tokens in session_requests(server)) <= WINDOW
+    assert notes(result.run_dir, "compacted")[0]["before_step"] < len(steps) - 1
+    assert result.final is not None and result.final.correct  # the kernel, judged and kept
+    assert (result.run_dir / "best" / GOOD_FILES[0]).read_text() == source(GOOD_FILES[0])
+    assert result.reason in ("done", "max_steps")
