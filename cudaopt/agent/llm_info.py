@@ -20,6 +20,8 @@ import litellm  # noqa: E402
 
 from cudaopt.agent.context import estimate_tokens  # noqa: E402
 
+litellm.suppress_debug_info = True  # no "Provider List" banners for unknown names
+
 #: Keys servers use for a model's window in their `/models` listing.
 CARD_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 #: Providers whose caching needs `cache_control` markers; others cache on their own
