@@ -19,7 +19,7 @@ from typing import Any
 
 from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
-from cudaopt.agent.context import Budget, Counter
+from cudaopt.agent.context import HALVED, STATED, Budget, Counter
 
 KEEP_TURNS = 2  # latest assistant turns, with their results, always sent whole
 HIGH, LOW = 0.85, 0.55  # compact past HIGH of the budget, down to LOW
@@ -73,10 +73,10 @@ class Compactor:
         which over-counts), one turn kept, long results clipped; compacted to LOW."""
         tokens = self.count(self.render(messages), tools)
         if stated:
-            self.budget = Budget(stated, "stated by the provider when it refused a request")
+            self.budget = Budget(stated, STATED)
         else:
             ceiling = min(tokens, self.budget.window_tokens or tokens)
-            self.budget = Budget(ceiling // 2, "half of a refused request (no window stated)")
+            self.budget = Budget(ceiling // 2, HALVED)
         self.keep_turns, self.clip_chars = 1, CLIP_CHARS
         sent, done = self._compact(messages, tools, step, "refused", tokens)
         return sent, done

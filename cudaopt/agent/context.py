@@ -22,6 +22,11 @@ CHARS_PER_TOKEN = 3
 #: Room kept for the model's answer: a kernel file written in one reply.
 ANSWER_TOKENS = 8192
 
+#: Where a window comes from after a refusal (kept for a resumed run).
+STATED = "stated by the provider when it refused a request"
+HALVED = "half of a refused request (no window stated)"
+LEARNED = (STATED, HALVED)
+
 Counter = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], int]
 
 _STATED = re.compile(r"maximum context length is (\d+)", re.I)
@@ -70,6 +75,15 @@ def resolve(found: list[tuple[int | None, str]], setting: int | None) -> Budget:
         return Budget(None, "unknown")
     tokens, source = min(known, key=lambda pair: pair[0])
     return Budget(tokens, source)
+
+
+def for_model(model: Any, setting: int | None, before: dict[str, Any] | None) -> Budget:
+    """A model's budget from the windows it reports (`context_windows()`, where it has
+    one), the setting, and `before` (a resumed run's budget: what a refusal taught stays)."""
+    windows = list(getattr(model, "context_windows", list)())
+    if before and before.get("source") in LEARNED:
+        windows.append((before.get("window_tokens"), before["source"]))
+    return resolve(windows, setting)
 
 
 def stated_window(text: str) -> int | None:

@@ -230,8 +230,7 @@ def _budget(model: Model, config: RunConfig, meta: RunMeta,
             on_event: OnEvent) -> context.Budget:
     """The model's context budget and whether its prompts are cached: in meta.json and the
     run's header."""
-    windows = getattr(model, "context_windows", list)()
-    budget = context.resolve(windows, config.context_tokens)
+    budget = context.for_model(model, config.context_tokens, meta.extra.get("context"))
     caching = bool(getattr(model, "caching", False))
     meta.extra.update(context=budget.to_json(), prompt_caching=caching)
     on_event("context", {"budget": budget, "caching": caching})

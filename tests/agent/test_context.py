@@ -93,7 +93,7 @@ def _lines(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run_dir / "trajectory.jsonl").read_text().splitlines()]
 
 
-def test_unknown_window_is_learned_from_one_refusal(task, config) -> None:
+def test_unknown_window_is_learned_from_one_refusal(task, config, stage_dir) -> None:
     with FakeOpenAI(script(14), context_tokens=WINDOW) as server:  # no model card
         result = start_run(task, config(server.url, max_steps=14))
     assert not server.errors
@@ -103,6 +103,11 @@ def test_unknown_window_is_learned_from_one_refusal(task, config) -> None:
     assert [c["reason"] for c in notes(result.run_dir, "compacted")][0] == "refused"
     meta = json.loads((result.run_dir / "meta.json").read_text())
     assert meta["extra"]["context"]["window_tokens"] == WINDOW
+    with FakeOpenAI([noisy(99)], context_tokens=WINDOW) as server:  # resumed: remembered
+        resume_run(result.run_dir, api_base=server.url, stage_dir=stage_dir,
+                   limits=config(server.url, max_steps=15).limits,
+                   judge=config(server.url).judge)
+    assert server.refused == 0 and len(session_requests(server)) == 1
 
 
 def test_a_window_too_small_for_the_task_stops_with_the_setting_to_change(task, config) -> None:
