@@ -65,7 +65,12 @@ class Compactor:
         tokens = self.count(sent, tools)
         if tokens <= HIGH * limit:
             return sent, None
-        return self._compact(messages, tools, step, "budget", tokens)
+        kept = self.upto, self.summary
+        compacted, done = self._compact(messages, tools, step, "budget", tokens)
+        if self.upto == kept[0]:  # nothing left to compact: the request stays as it was
+            self.upto, self.summary = kept
+            return sent, None
+        return compacted, done
 
     def harder(self, messages: list[Message], tools: list[dict[str, Any]] | None, step: int,
                stated: int | None) -> tuple[list[Message], Compaction]:
@@ -100,7 +105,7 @@ class Compactor:
         cuts = [i for i in starts[: len(starts) - self.keep_turns] if i > self.upto]
         if self.keep_turns and len(starts) >= self.keep_turns:
             cuts.append(starts[-self.keep_turns])
-        cuts = sorted({c for c in cuts if c > self.upto})
+        cuts = sorted({c for c in cuts if c > max(self.upto, 2)})  # 2: nothing cut
         target = LOW * (self.budget.prompt_tokens or before)
         low, high = 0, len(cuts) - 1
         best = cuts[-1] if cuts else self.upto
@@ -152,9 +157,9 @@ def summary_lines(messages: list[Message], first_step: int) -> list[str]:
         if role == "assistant":
             step += 1
             calls = act.from_tool_calls(message.get("tool_calls") or [])
-            if content.strip() and not calls:
-                calls = act.from_text(content)
+            if content.strip():
                 lines.append(f"- step {step}, the model said: {_line(content)}")
+                calls = calls or act.from_text(content)
             for action in calls:
                 result = results.get(action.call_id) if action.call_id else None
                 lines.append(f"- step {step}: {_action(action)}" +
