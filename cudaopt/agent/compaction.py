@@ -19,12 +19,13 @@ from typing import Any
 
 from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
-from cudaopt.agent.context import HALVED, STATED, Budget, Counter
+from cudaopt.agent.context import CHARS_PER_TOKEN, HALVED, STATED, Budget, Counter
 
 KEEP_TURNS = 2  # latest assistant turns, with their results, always sent whole
 HIGH, LOW = 0.85, 0.55  # compact past HIGH of the budget, down to LOW
 CLIP_CHARS = 4000  # after a refusal: kept results longer than this lose their middle
 LINE_CHARS = 160
+SUMMARY_SHARE = 0.1  # of the budget, for the summary's lines: the oldest are folded first
 
 Message = dict[str, Any]
 State = Callable[[], tuple[str, str]]  # (the run's standing, the candidate files)
@@ -132,8 +133,12 @@ class Compactor:
         self.summary = prompts.prompt(
             "compacted", budget=self.budget.describe(), first_step=_step_of(messages, 2),
             last_step=_step_of(messages, upto - 1), now_step=step,
-            lines="\n".join(summary_lines(messages[2:upto], _step_of(messages, 2))),
+            lines="\n".join(fold(summary_lines(messages[2:upto], _step_of(messages, 2)),
+                                 self._summary_chars())),
             status=status, files=files)
+
+    def _summary_chars(self) -> int:
+        return int(SUMMARY_SHARE * (self.budget.prompt_tokens or 0) * CHARS_PER_TOKEN)
 
     def _clipped(self, message: Message) -> Message:
         content = message.get("content")
@@ -167,6 +172,21 @@ def summary_lines(messages: list[Message], first_step: int) -> list[str]:
         elif role == "user":
             lines.append(f"- after step {step}, {_result(content)}")
     return lines
+
+
+def fold(lines: list[str], max_chars: int) -> list[str]:
+    """The newest lines that fit `max_chars`, the older ones folded into one: a session of
+    thousands of steps keeps a summary of bounded size."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        used += len(line) + 1
+        if used > max_chars and kept:
+            break
+        kept.append(line)
+    folded = len(lines) - len(kept)
+    head = [f"- ({folded} older lines folded to fit the context budget)"] if folded else []
+    return head + kept[::-1]
 
 
 def _action(action: act.Action) -> str:

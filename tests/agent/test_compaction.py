@@ -74,3 +74,14 @@ def test_fenced_block_sessions_are_summarized_per_action() -> None:
     assert "- step 1, the model said: Step 1." in sent[1]["content"]
     assert "- step 1: bash make k1" in sent[1]["content"]
     assert sent[-1] == messages[-1]
+
+
+def test_a_thousand_step_session_stays_within_the_budget() -> None:
+    messages = tool_session(1000, output_chars=3000)
+    compactor = Compactor(Budget(32_768, "test"), estimate_tokens, standing)
+    sent, done = compactor.view(messages, None, step=1001)
+    assert done is not None and estimate_tokens(sent, None) <= 0.85 * (32_768 - 8192)
+    last = done.steps[1]
+    assert "older lines folded" in sent[1]["content"] and f"- step {last}: bash run {last}" in \
+        sent[1]["content"]
+    assert len(sent[1]["content"]) < 0.2 * 24_576 * 3  # the summary stays bounded
