@@ -142,6 +142,8 @@ def _summary_rows(meta: RunMeta, best: Verdict | None, final: bool) -> list[tupl
     rows = [("task", meta.task), ("model", meta.model), ("result", meta.status)]
     if meta.extra.get("stop_reason"):
         rows.append(("stopped", stop_reason(meta.extra["stop_reason"])))
+    if meta.extra.get("error"):  # what stopped it: the model's error, said for the user
+        rows.append(("why", str(meta.extra["error"])))
     if best is not None:
         label = "best candidate" if final else "best candidate (not re-checked)"
         rows += [

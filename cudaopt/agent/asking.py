@@ -70,6 +70,6 @@ class Asker:
     def _too_long(self, messages: Messages, sent: Messages, tools: Messages | None,
                   exc: ContextTooLong) -> str:
         return prompts.prompt(
-            "too_long", model=self.model.name, request=self.count(sent, tools),
-            fixed=self.count(messages[:2], tools), budget=self.context.budget.describe(),
+            "too_long", model=self.model.name, request=f"{self.count(sent, tools):,}",
+            fixed=f"{self.count(messages[:2], tools):,}", budget=self.context.budget.describe(),
             detail=str(exc))

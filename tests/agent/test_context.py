@@ -5,13 +5,16 @@ a refusal, and compacts a resumed run before its first request."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from cudaopt.agent.run import resume_run, start_run
+from cudaopt.live import LiveView
 from tests.agent.conftest import GOOD_FILES, Events, source
 from tests.fakeopenai import FakeOpenAI, call, say
 
@@ -117,6 +120,10 @@ def test_a_window_too_small_for_the_task_stops_with_the_setting_to_change(task, 
     error = result.meta.extra["error"]
     assert "context window" in error and "context_tokens" in error
     assert "--max-model-len" in error and "--resume" in error
+    log = io.StringIO()
+    LiveView(Console(file=log, width=80), interactive=False).on_event(
+        "done", {"reason": result.reason, "verdict": None, "meta": result.meta})
+    assert "context_tokens" in log.getvalue()  # the user reads it at the end of the run
 
 
 def test_resumed_long_run_compacts_before_its_first_request(task, config, stage_dir) -> None:
