@@ -52,6 +52,7 @@ def test_anthropic_gets_cache_markers_and_the_run_counts_cached_tokens(
     assert usage[0]["cached_tokens"] == 0 and usage[0]["cache_write_tokens"] > 0
     assert all(u["cached_tokens"] > 0 for u in usage[1:])  # the prefix, read back
     assert all(u["cost_usd"] > 0 for u in usage)
+    assert usage[1]["cost_usd"] < usage[0]["cost_usd"] / 2  # cache reads billed at a discount
     total = result.meta.extra["usage"]  # the steps and preflight's ping, all billed
     assert total["calls"] == 4 and total["cost_usd"] > sum(u["cost_usd"] for u in usage)
     assert total["cached_tokens"] == sum(u["cached_tokens"] for u in usage)
