@@ -103,10 +103,8 @@ class Compactor:
         """The smallest cut that brings the request to LOW (binary search over turn starts);
         the largest cut allowed when none does."""
         starts = [i for i in range(2, len(messages)) if messages[i].get("role") == "assistant"]
-        cuts = [i for i in starts[: len(starts) - self.keep_turns] if i > self.upto]
-        if self.keep_turns and len(starts) >= self.keep_turns:
-            cuts.append(starts[-self.keep_turns])
-        cuts = sorted({c for c in cuts if c > max(self.upto, 2)})  # 2: nothing cut
+        allowed = starts[: len(starts) - self.keep_turns + 1]  # the kept turns stay whole
+        cuts = [c for c in allowed if c > max(self.upto, 2)]  # cutting at 2 cuts nothing
         target = LOW * (self.budget.prompt_tokens or before)
         low, high = 0, len(cuts) - 1
         best = cuts[-1] if cuts else self.upto
