@@ -58,6 +58,9 @@ def serve_cmd(
     max_episodes: int = typer.Option(8, "--max-episodes", min=1, help="episodes at once"),
     max_steps: int = typer.Option(40, "--max-steps", min=1, help="steps per episode"),
     max_minutes: float = typer.Option(60.0, "--max-minutes", help="wall time per episode"),
+    context_tokens: int = typer.Option(None, "--context-tokens", min=1, help="the policy's "
+                                       "context window: what an episode sends past it is "
+                                       "compacted (default: no compaction)"),
     idle: float = typer.Option(600.0, "--idle", help="seconds without an action before an "
                                "episode is ended"),
     episode_disk_mb: int = typer.Option(2048, "--episode-disk-mb", min=1),
@@ -92,8 +95,8 @@ def serve_cmd(
         options = ServiceOptions(
             root=(root or _default_root()).resolve(), judge=judge, sandbox=sandbox, host=host,
             port=port, max_episodes=max_episodes, max_steps=max_steps,
-            episode_minutes=max_minutes, idle_s=idle, episode_disk_mb=episode_disk_mb,
-            queue_per_slot=queue_per_slot)
+            episode_minutes=max_minutes, context_tokens=context_tokens, idle_s=idle,
+            episode_disk_mb=episode_disk_mb, queue_per_slot=queue_per_slot)
         token, token_path = load_token(token_file, options.root)
         executor = build_executor(options, device, _gpus(gpus), max_attempts=attempts,
                                   workers=workers, ray=ray)

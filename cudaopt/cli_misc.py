@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich import box
@@ -24,6 +24,9 @@ from cudaopt.doctor import FAIL, Check, assess, run_doctor
 from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
 from cudaopt.rundir import RunMeta, task_name
 from cudaopt.runindex import list_runs, search_dirs
+
+if TYPE_CHECKING:
+    from cudaopt.agent.context import Budget
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
                 "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
@@ -163,6 +166,18 @@ def config_command(
         shown = "-" if value is None else json.dumps(value)
         table.add_row(key, escape(shown), escape(settings.sources[key]), SPECS[key].help)
     Console().print(table)
+    if settings.model and not settings.model.startswith("replay:"):
+        Console().print(escape(f"{settings.model}: {_budget(settings).describe()}"))
+
+
+def _budget(settings: Settings) -> Budget:
+    """The context budget a run of the configured model would start with."""
+    from cudaopt.agent import context, llm_info
+
+    windows = [(llm_info.litellm_window(settings.model or ""), "litellm's model information"),
+               (llm_info.card_window(settings.model or "", settings.api_base, timeout_s=3.0),
+                "the endpoint's model card")]
+    return context.resolve(windows, settings.context_tokens)
 
 
 def _doctor_settings() -> tuple[Settings | None, Check]:

@@ -123,6 +123,9 @@ def register(app: typer.Typer) -> None:
                                f"{_DEFAULTS.max_cost:g}"),
         max_minutes: float = _opt("--max-minutes", "MIN", "wall-clock time before the run "
                                   "stops", f"{_DEFAULTS.max_minutes:g}"),
+        context_tokens: int = _opt("--context-tokens", "N", "the model's context window, "
+                                   "where litellm and the endpoint do not report one",
+                                   "from litellm or the endpoint"),
         resume: str = _opt("--resume", "RUN", "continue a run (its id, id prefix, `latest` or "
                            "folder) instead of starting one"),
         no_commit: bool = typer.Option(False, "--no-commit", help="keep the accepted kernel "
@@ -161,6 +164,7 @@ def register(app: typer.Typer) -> None:
             "max_steps": max_steps,
             "max_cost": max_cost,
             "max_minutes": max_minutes,
+            "context_tokens": context_tokens,
             "sandbox": sandbox,
         }
         try:
@@ -257,7 +261,8 @@ def _resume(
     """Limits given on this command line replace the run's; otherwise it keeps its own."""
     limits = _limits(settings) if explicit_limits else None
     judge = _judge_options(settings)
-    return resume_run(run_dir, on_event, limits, judge=judge, api_base=api_base, sandbox=sandbox)
+    return resume_run(run_dir, on_event, limits, judge=judge, api_base=api_base, sandbox=sandbox,
+                      context_tokens=settings.context_tokens)
 
 
 def sandbox_for(settings: Settings, env_dirs: list[Path], console: Console) -> Sandbox:
@@ -296,6 +301,7 @@ def _config(
         limits=_limits(settings),
         judge=_judge_options(settings),
         bash_timeout_s=bash_timeout_s,
+        context_tokens=settings.context_tokens,
         run_dir=run_dir,
         sandbox=sandbox,
     )

@@ -51,6 +51,9 @@ SPECS: dict[str, Spec] = {
     "max_steps": Spec(int, "agent steps before the run stops"),
     "max_cost": Spec(float, "model spend limit in USD"),
     "max_minutes": Spec(float, "wall-clock limit of a run"),
+    "context_tokens": Spec(int, "the model's context window in tokens, where neither litellm "
+                           "nor the endpoint's model card says; caps a known one too",
+                           optional=True),
     "atol": Spec(float, "absolute tolerance of the correctness check", zero_ok=True),
     "rtol": Spec(float, "relative tolerance of the correctness check", zero_ok=True),
     "trials": Spec(int, "correctness checks, each on fresh inputs"),
@@ -74,6 +77,7 @@ class Settings:
     max_steps: int = 40
     max_cost: float = 10.0
     max_minutes: float = 60.0
+    context_tokens: int | None = None
     atol: float = 1e-2
     rtol: float = 1e-2
     trials: int = 5

@@ -59,8 +59,10 @@ class LiveView:
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "step": self._on_step, "tool": self._on_tool, "message": self._on_message,
             "judge": self._on_judge, "candidate": self._on_candidate, "best": self._on_best,
-            "done": self._on_done,
+            "done": self._on_done, "context": self._on_context, "usage": self._on_usage,
+            "compacted": self._on_compacted,
         }
+        self.billed = ""  # the last step's tokens and cost
 
     def __enter__(self) -> LiveView:
         if self.interactive:
@@ -102,6 +104,20 @@ class LiveView:
         self.step_summary = "  ".join(p for p in parts if p)
         self.activity = ""
         self._print(f"step {self.step}  {self.step_summary}".rstrip())
+
+    def _on_context(self, data: dict[str, Any]) -> None:
+        caching = "prompt caching on" if data.get("caching") else "no prompt caching"
+        self._print(f"{data['budget'].describe()}; {caching}", always=True)
+
+    def _on_usage(self, data: dict[str, Any]) -> None:
+        self.billed = f"step {data['step']}: {data['usage'].describe()}"
+        self._print(f"  tokens {self.billed[len('step '):]} (run: ${data['total'].cost_usd:.4f})")
+
+    def _on_compacted(self, data: dict[str, Any]) -> None:
+        first, last = data["steps"]
+        self._print(f"  compacted steps {first}-{last} of what is sent to fit the context "
+                    f"({data['tokens_before']:,} -> {data['tokens_after']:,} tokens)",
+                    always=True)
 
     def _on_tool(self, data: dict[str, Any]) -> None:
         name = str(data.get("name", "tool"))
@@ -161,6 +177,8 @@ class LiveView:
         if self.step_summary:
             header.append(f"  {self.step_summary}", style="")
         parts: list[Any] = [header, Text(f"  {self.activity or '…'}", style="dim")]
+        if self.billed:
+            parts.insert(1, Text(f"  {self.billed}", style="dim"))
         if self.candidates:
             table = candidate_table(self.candidates)
             if self.best_index is not None:

@@ -8,7 +8,7 @@ only, so `cudaopt show` re-renders a run long after it ended.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from rich.text import Text
 
 from cudaopt.judge.verdict import Timing, Verdict
 from cudaopt.report_perf import summary_rows
+from cudaopt.report_steps import step_usage, steps_table
 from cudaopt.rundir import RunMeta, read_meta
 
 #: Why a run stopped, in the user's words (meta.extra["stop_reason"] keeps the code).
@@ -44,6 +45,7 @@ class RunRecord:
     meta: RunMeta
     final: Verdict | None  # fresh re-check of the best candidate; None if the run never got there
     candidates: list[tuple[int, Verdict]]
+    steps: list[dict[str, Any]] = field(default_factory=list)  # tokens and cost per step
 
     @property
     def best(self) -> Verdict | None:
@@ -62,7 +64,7 @@ def load_run(run_dir: Path) -> RunRecord:
     for path in sorted((run_dir / "candidates").glob("*/verdict.json")):
         if path.parent.name.isdigit():
             candidates.append((int(path.parent.name), _read_verdict(path)))
-    return RunRecord(run_dir, read_meta(run_dir), final, candidates)
+    return RunRecord(run_dir, read_meta(run_dir), final, candidates, step_usage(run_dir))
 
 
 def _read_verdict(path: Path) -> Verdict:
@@ -75,6 +77,7 @@ def run_to_json(record: RunRecord) -> dict[str, Any]:
         "meta": asdict(record.meta),
         "final_verdict": record.final.to_json() if record.final else None,
         "candidates": [{"index": i, "verdict": v.to_json()} for i, v in record.candidates],
+        "steps": record.steps,
     }
 
 
@@ -139,6 +142,8 @@ def _summary_rows(meta: RunMeta, best: Verdict | None, final: bool) -> list[tupl
     rows = [("task", meta.task), ("model", meta.model), ("result", meta.status)]
     if meta.extra.get("stop_reason"):
         rows.append(("stopped", stop_reason(meta.extra["stop_reason"])))
+    if meta.extra.get("error"):  # what stopped it: the model's error, said for the user
+        rows.append(("why", str(meta.extra["error"])))
     if best is not None:
         label = "best candidate" if final else "best candidate (not re-checked)"
         rows += [
@@ -164,6 +169,21 @@ def _summary_rows(meta: RunMeta, best: Verdict | None, final: bool) -> list[tupl
         ("steps", str(meta.steps)),
         ("wall time", fmt_wall(meta.wall_s)),
     ]
+    return rows + _context_rows(meta)
+
+
+def _context_rows(meta: RunMeta) -> list[tuple[str, str]]:
+    """Tokens billed (cached and not) and the context window the run kept to."""
+    rows = []
+    usage = meta.extra.get("usage") or {}
+    if usage.get("calls"):
+        cached = usage.get("cached_tokens", 0)
+        rows.append(("tokens", f"{usage.get('prompt_tokens', 0):,} in ({cached:,} cached, "
+                               f"{usage.get('uncached_tokens', 0):,} not) / "
+                               f"{usage.get('completion_tokens', 0):,} out"))
+    window = (meta.extra.get("context") or {}).get("window_tokens")
+    if window:
+        rows.append(("context", f"{window:,} tokens ({meta.extra['context'].get('source')})"))
     return rows
 
 
@@ -178,6 +198,8 @@ def render_run(record: RunRecord, console: Console, candidates: bool = True) -> 
     parts: list[Any] = [summary_table(record.meta, record.best, record.final is not None)]
     if candidates and record.candidates:
         parts.append(candidate_table(record.candidates, title="candidates"))
+    if record.steps:
+        parts.append(steps_table(record.steps))
     if record.best is not None and record.best.warnings:
         parts.append(Text("warnings: " + "; ".join(record.best.warnings)))
     console.print(Group(*parts))

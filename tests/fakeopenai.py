@@ -6,11 +6,17 @@ A script is a list of turns. A turn is a `Reply` or a function of the conversati
 (the request's messages) returning one, so a test can assert what the model was shown.
 Requests without a system message are answered "ok" without consuming the script: that is
 cudaopt's preflight call. When the script runs out, the model says it is done.
+
+With `context_tokens` the server has a context window, as vLLM does: it counts a request as
+its messages' and tools' JSON over 4 characters a token, refuses one over the window with
+HTTP 400 `context_length_exceeded` (stating the window, unless `state_window` is False),
+and with `model_card` reports the window as `max_model_len` in `GET /v1/models`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,10 +46,16 @@ Turn = Reply | Callable[[list[dict[str, Any]]], Reply]
 class FakeOpenAI:
     """Context manager; `url` is the `--api-base`; `requests` holds every request body."""
 
-    def __init__(self, script: list[Turn], tools_supported: bool = True) -> None:
+    def __init__(self, script: list[Turn], tools_supported: bool = True,
+                 context_tokens: int | None = None, model_card: bool = False,
+                 state_window: bool = True) -> None:
         self.script = list(script)
         self.tools_supported = tools_supported
+        self.context_tokens, self.model_card = context_tokens, model_card
+        self.state_window = state_window
         self.requests: list[dict[str, Any]] = []
+        self.tokens: list[int] = []  # the server's count of each request, refused ones too
+        self.refused = 0
         self.errors: list[str] = []  # assertion failures inside turn functions
         self._lock = threading.Lock()
         self._calls = 0
@@ -66,9 +78,35 @@ class FakeOpenAI:
     def remaining(self) -> int:
         return len(self.script)
 
+    @staticmethod
+    def count(body: dict[str, Any]) -> int:
+        chars = len(json.dumps(body.get("messages", []))) + len(json.dumps(body.get("tools", [])))
+        return math.ceil(chars / 4)
+
+    def models(self) -> dict[str, Any]:
+        card: dict[str, Any] = {"id": "fake-kernel-model", "object": "model"}
+        if self.context_tokens:
+            card["max_model_len"] = self.context_tokens
+        return {"object": "list", "data": [card]}
+
+    def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        return self.answer(body)
+
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(body)
+            tokens = self.count(body)
+            self.tokens.append(tokens)
+            if self.context_tokens and tokens > self.context_tokens:
+                self.refused += 1
+                stated = (f"This model's maximum context length is {self.context_tokens} "
+                          "tokens. However, your" if self.state_window else "Prompt is too "
+                          "long: your")
+                return 400, {"error": {"message": f"{stated} messages resulted in {tokens} "
+                                       "tokens.", "type": "invalid_request_error",
+                                       "param": "messages", "code": "context_length_exceeded"}}
             if body.get("tools") and not self.tools_supported:
                 return 400, {
                     "error": {
@@ -79,7 +117,7 @@ class FakeOpenAI:
                     }
                 }
             messages = body.get("messages", [])
-            if not any(m.get("role") == "system" for m in messages):
+            if not self.in_session(body):
                 return 200, self._completion(body, Reply(content="ok"))
             turn = self.script.pop(0) if self.script else say("I am done.")
             if callable(turn):
@@ -89,6 +127,11 @@ class FakeOpenAI:
                     self.errors.append(str(exc))
                     turn = say(f"script assertion failed: {exc}")
             return 200, self._completion(body, turn)
+
+    @staticmethod
+    def in_session(body: dict[str, Any]) -> bool:
+        """The loop's requests carry the system prompt; preflight's ping does not."""
+        return any(m.get("role") == "system" for m in body.get("messages", []))
 
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         self._calls += 1
@@ -114,20 +157,25 @@ class FakeOpenAI:
                     "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            "usage": {"prompt_tokens": self.count(body), "completion_tokens": 5,
+                      "total_tokens": self.count(body) + 5},
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                found = fake.model_card and self.path.rstrip("/").endswith("/models")
+                self._send(200 if found else 404,
+                           fake.models() if found else {"error": {"message": "no route"}})
+
+            def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
-                else:
-                    status, payload = fake.answer(body)
+                self._send(*fake.post(self.path, body))
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -12,6 +12,8 @@ FLOORS = {  # module: floors above it that importing it must not load
     "cudaopt.agent.errors": ["cudaopt.agent.models", "cudaopt.agent.llm", "cudaopt.agent.replay"],
     "cudaopt.agent.replay": ["cudaopt.agent.models", "cudaopt.agent.llm"],
     "cudaopt.agent.judging": ["cudaopt.agent.run"],
+    # the budget, compaction and the model call work for any policy: litellm stays in llm
+    "cudaopt.agent.asking": ["litellm", "cudaopt.agent.llm", "cudaopt.agent.run"],
     "cudaopt.executor": ["ray"],  # Ray is optional: only a cluster executor loads it
 }
 PROBE = """

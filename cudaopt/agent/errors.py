@@ -14,3 +14,12 @@ class PreflightError(ModelError):
 
 class ReplayExhausted(ModelError):
     """A replayed trajectory has no more recorded turns."""
+
+
+class ContextTooLong(ModelError):
+    """The provider refused a request as longer than the model's context window;
+    `window_tokens` is the window it stated, when it stated one."""
+
+    def __init__(self, message: str, window_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.window_tokens = window_tokens

@@ -8,6 +8,9 @@ Kinds and their data (the live view in `cudaopt.live` reads the same keys):
   "candidate" {"index", "verdict", "path", "trusted"}       a judged candidate appeared
   "best"      {"index", "verdict", "path"}     a new best, verified by cudaopt itself
   "done"      {"reason", "verdict", "meta", "run_dir"}      the final verdict (None if no best)
+  "context"   {"budget", "caching"}            the model's context budget, once per session
+  "usage"     {"step", "usage", "total", "request_tokens"}  what a model call was billed
+  "compacted" {"before_step", "reason", "steps", ...}       the request was compacted
 """
 
 from __future__ import annotations

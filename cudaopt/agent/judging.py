@@ -27,6 +27,7 @@ class RunConfig:
     limits: Limits = field(default_factory=Limits)
     judge: JudgeOptions | None = None  # None: JudgeOptions(device=device)
     bash_timeout_s: float = 600.0
+    context_tokens: int | None = None  # the model's window where nothing else says; a cap
     run_dir: Path | None = None  # None: a fresh one beside the task
     stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
     sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)

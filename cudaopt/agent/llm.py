@@ -4,19 +4,23 @@ Keys come from the provider's usual environment variables (a `.env` is loaded by
 
 from __future__ import annotations
 
-import os
+import time
 from typing import Any
 
-from cudaopt.agent import prompts
-from cudaopt.agent.errors import ModelError, PreflightError
+# First: it sets litellm's offline mode before litellm is imported (the live price list
+# would be fetched at import, ~10 s of retries offline; tokenizers from a hub at counting).
+from cudaopt.agent import llm_info  # isort: skip
 
-# The live price list is fetched from the network at import; offline that costs ~10 s of
-# retries. The copy bundled with litellm is good enough for a budget (override: set False).
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm
 
-import litellm  # noqa: E402  (after the setting above)
+from cudaopt.agent import caching, prompts
+from cudaopt.agent.context import stated_window
+from cudaopt.agent.errors import ContextTooLong, ModelError, PreflightError
+from cudaopt.agent.usage import Usage, from_response
 
 litellm.suppress_debug_info = True
+TRANSIENT = (litellm.RateLimitError, litellm.APIConnectionError, litellm.InternalServerError,
+             litellm.ServiceUnavailableError, litellm.Timeout)
 PING = [{"role": "user", "content": "Reply with the single word: ok"}]
 
 
@@ -37,6 +41,21 @@ class LitellmModel:
         self._auto_tools = tools is None
         self.uses_tools: bool = bool(tools) if tools is not None else _known_tools(name) is True
         self.notice: str | None = None  # what preflight decided, for the user
+        self.caching = llm_info.marks_cache(name)  # cache markers on the stable prefix
+        self.usage = Usage()  # billed so far in this process
+        self.last_usage = Usage()
+
+    def context_windows(self) -> list[tuple[int | None, str]]:
+        """The windows litellm and the endpoint report (None where they say nothing)."""
+        return [
+            (llm_info.litellm_window(self.name), "litellm's model information"),
+            (llm_info.card_window(self.name, self.api_base), "the endpoint's model card"),
+        ]
+
+    def count_tokens(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> int:
+        return llm_info.count_tokens(self.name, messages, tools)
 
     def preflight(self) -> None:
         """One tiny call. With auto tool detection and a model litellm does not know, the
@@ -46,7 +65,6 @@ class LitellmModel:
             self._complete(
                 PING,
                 prompts.tool_schemas() if probe else None,
-                retries=0,
                 timeout_s=60.0,
                 max_tokens=16,
             )
@@ -62,7 +80,7 @@ class LitellmModel:
 
     def _ping_plain(self) -> None:
         try:
-            self._complete(PING, None, retries=0, timeout_s=60.0, max_tokens=16)
+            self._complete(PING, None, timeout_s=60.0, max_tokens=16)
         except Exception as exc:  # noqa: BLE001
             raise explain(self.name, self.api_base, exc) from exc
 
@@ -70,18 +88,34 @@ class LitellmModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
         try:
-            response = self._complete(
-                messages, tools, retries=self.num_retries, timeout_s=self.timeout_s
-            )
+            response = self._with_retries(messages, tools)
+        except litellm.ContextWindowExceededError as exc:
+            raise ContextTooLong(
+                f"{self.name} refused the request as too long: {_first_line(exc)}",
+                stated_window(str(exc)),
+            ) from exc
         except Exception as exc:  # noqa: BLE001
             raise ModelError(f"call to {self.name} failed: {_first_line(exc)}") from exc
         return _assistant_message(response)
+
+    def _with_retries(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> Any:
+        """Transient failures retried with backoff here: litellm's own retries need an
+        optional package (tenacity) and, without it, turn every error into an import error."""
+        for attempt in range(self.num_retries + 1):
+            try:
+                return self._complete(messages, tools, timeout_s=self.timeout_s)
+            except TRANSIENT:
+                if attempt == self.num_retries:
+                    raise
+                time.sleep(min(2.0**attempt, 30.0))
+        raise AssertionError("unreachable")
 
     def _complete(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
-        retries: int,
         timeout_s: float,
         max_tokens: int | None = None,
     ) -> Any:
@@ -90,14 +124,16 @@ class LitellmModel:
             kwargs["max_tokens"] = max_tokens
         response = litellm.completion(
             model=self.name,
-            messages=messages,
+            messages=caching.mark(messages) if self.caching else messages,
             api_base=self.api_base,
             timeout=timeout_s,
-            num_retries=retries,
+            num_retries=0,
             drop_params=True,
             **kwargs,
         )
-        self.cost_usd += _cost_usd(response)
+        self.last_usage = from_response(response, _cost_usd(response))
+        self.usage.add(self.last_usage)
+        self.cost_usd += self.last_usage.cost_usd
         return response
 
 
@@ -111,7 +147,11 @@ def _known_tools(name: str) -> bool | None:
 
 
 def _cost_usd(response: Any) -> float:
-    """litellm's price for one response; models without a known price count as free."""
+    """What litellm billed for one response (cache reads and writes at their own prices);
+    models without a known price count as free."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if hidden.get("response_cost") is not None:
+        return float(hidden["response_cost"])
     try:
         return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:  # noqa: BLE001

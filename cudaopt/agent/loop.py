@@ -11,7 +11,10 @@ from typing import Any
 
 from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
+from cudaopt.agent.asking import Asker
 from cudaopt.agent.best import BestTracker
+from cudaopt.agent.compaction import files_text
+from cudaopt.agent.context import Budget
 from cudaopt.agent.errors import ReplayExhausted
 from cudaopt.agent.events import OnEvent, describe
 from cudaopt.agent.models import Model
@@ -39,6 +42,7 @@ class Progress:
     seen_records: list[int] = field(default_factory=list)
     gains: int = 0  # times the best improved
     gains_at_last_stop: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)  # billed by earlier sessions
 
 
 class Agent:
@@ -54,6 +58,7 @@ class Agent:
         prompt_values: dict[str, str],
         on_event: OnEvent,
         checkpoint: Callable[[], None],
+        budget: Budget | None = None,
     ) -> None:
         self.model, self.workspace, self.tracker = model, workspace, tracker
         self.trajectory, self.messages, self.limits = trajectory, messages, limits
@@ -63,6 +68,8 @@ class Agent:
         self.claims: dict[str, Verdict] = {}  # content hash -> verdict a record claimed
         self.last_judged: Verdict | None = None  # the loop's latest judgement of the workspace
         self._started = time.monotonic()
+        self.asker = Asker(model, budget or Budget(None, "unknown"), trajectory, on_event,
+                           self._standing, progress.usage)
 
     @property
     def cost_usd(self) -> float:
@@ -89,7 +96,7 @@ class Agent:
                 },
             )
             try:
-                message = self.model.query(self.messages, self.tools)
+                message = self.asker.ask(self.messages, self.tools, self.progress.steps)
             except ReplayExhausted:
                 self.progress.steps -= 1
                 return "replay_exhausted"
@@ -101,6 +108,12 @@ class Agent:
             self.checkpoint()
             if reason:
                 return reason
+
+    def _standing(self) -> tuple[str, str]:
+        """The run's standing and the workspace's files, for a compaction's summary."""
+        last = (describe("the judge's latest verdict on model_new.py", None, self.last_judged)
+                if self.last_judged else "")
+        return f"{self._summary()} {last}".strip(), files_text(self.workspace.root)
 
     def add(self, message: dict[str, Any]) -> None:
         self.messages.append(message)

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent import prompts
+from cudaopt.agent import context, prompts
 from cudaopt.agent.best import BestTracker
 from cudaopt.agent.errors import ModelError
 from cudaopt.agent.events import OnEvent, ignore
@@ -69,6 +69,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore,
         limits=asdict(config.limits),
         tools=model.uses_tools,
         bash_timeout_s=config.bash_timeout_s,
+        context_tokens=config.context_tokens,
         judge=_options_json(config),
         sandbox=config.sandbox.kind if config.sandbox else "none",
     )
@@ -94,6 +95,7 @@ def resume_run(
     api_base: str | None = None,
     stage_dir: Path | None = None,
     sandbox: Sandbox | None = None,
+    context_tokens: int | None = None,
 ) -> RunResult:
     """Continue an interrupted (or finished) run where its trajectory ends; `None`s keep
     what the run was started with (the endpoint may have moved: `api_base`)."""
@@ -109,6 +111,7 @@ def resume_run(
         judge=judge,
         limits=limits or Limits(**extra.get("limits", {})),
         bash_timeout_s=extra.get("bash_timeout_s", 600.0),
+        context_tokens=context_tokens or extra.get("context_tokens"),
         run_dir=run_dir,
         sandbox=sandbox,
     )
@@ -206,6 +209,7 @@ def _agent(
         sandbox = sandbox.with_paths([bin_dir], writable, READ_ONLY)
     shell = LocalShell(env, timeout_s=config.bash_timeout_s, sandbox=sandbox)
     workspace = Workspace(run_dir / "workspace", shell, READ_ONLY)
+    budget = _budget(model, config, meta, on_event)
     agent = Agent(
         model,
         workspace,
@@ -217,8 +221,20 @@ def _agent(
         skill_values(config.device, options.margin * 100, options.atol),
         on_event,
         checkpoint=lambda: _save(run_dir, meta, agent),
+        budget=budget,
     )
     return agent
+
+
+def _budget(model: Model, config: RunConfig, meta: RunMeta,
+            on_event: OnEvent) -> context.Budget:
+    """The model's context budget and whether its prompts are cached: in meta.json and the
+    run's header."""
+    budget = context.for_model(model, config.context_tokens, meta.extra.get("context"))
+    caching = bool(getattr(model, "caching", False))
+    meta.extra.update(context=budget.to_json(), prompt_caching=caching)
+    on_event("context", {"budget": budget, "caching": caching})
+    return budget
 
 
 def _final_check(run_dir: Path, tracker: BestTracker, on_event: OnEvent) -> Verdict | None:
@@ -254,8 +270,11 @@ def _save(run_dir: Path, meta: RunMeta, agent: Agent) -> None:
         meta.best_speedup_vs_compile = tracker.best.speedup_vs_compile
         meta.best_speedup_vs_eager = tracker.best.speedup_vs_eager
     saved = asdict(agent.progress)
-    saved.update(cost_usd=meta.cost_usd, wall_s=meta.wall_s)
+    usage = agent.asker.usage.to_json()
+    saved.update(cost_usd=meta.cost_usd, wall_s=meta.wall_s, usage=usage)
     meta.extra["progress"] = saved
+    meta.extra["usage"] = usage
+    meta.extra["context"] = agent.asker.context.budget.to_json()  # a refusal may teach it
     write_meta(run_dir, meta)
 
 

@@ -18,6 +18,7 @@ from cudaopt.agent import prompts
 from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import RunResult, start_run
+from cudaopt.agent.trajectory import Trajectory
 from cudaopt.env.errors import ServiceError
 from cudaopt.env.options import MiB, ServiceOptions
 from cudaopt.env.policy import RemotePolicy, Turn
@@ -43,6 +44,7 @@ class Episode:
         self.status = "running"
         self.ended_at: float | None = None
         self.final: dict[str, Any] | None = None  # the last /step answer, once done
+        self.compactions: list[dict[str, Any]] = []  # what was compacted, before which step
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"episode-{self.id}")
 
     def start(self) -> dict[str, Any]:
@@ -92,7 +94,10 @@ class Episode:
 
     def _answer(self, turn: Turn) -> dict[str, Any]:
         text = "\n\n".join(str(m.get("content") or "") for m in turn.messages)
-        return {"observation": {"messages": turn.messages, "text": text},
+        observation = {"messages": turn.messages, "text": text}
+        if turn.replaces:  # compacted to fit the context: the whole conversation from now on
+            observation.update(replaces_history=True, compaction=self.compactions[-1])
+        return {"observation": observation,
                 "reward": self.best_reward if self.best_reward is not None else -1.0,
                 "done": False, "metadata": {"episode_id": self.id, "step": self.steps}}
 
@@ -115,12 +120,16 @@ class Episode:
                         max_minutes=self.options.episode_minutes)
         return RunConfig(model=f"env:{self.id}", device=self.slot.device, tools=True,
                          limits=limits, judge=judge, bash_timeout_s=self.options.bash_timeout_s,
+                         context_tokens=self.options.context_tokens,
                          run_dir=self.run_dir, sandbox=self.sandbox, gpu=self.slot.gpu,
                          judge_lock=self.lock)
 
     def _on_event(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "best":
             self.best_reward = data["verdict"].reward
+        elif kind == "compacted":
+            self.compactions.append(data)
+            self._save()
 
     def _final(self, result: RunResult | None, error: str | None) -> dict[str, Any]:
         """The last answer: the milestone reward of the best candidate, re-checked with fresh
@@ -128,13 +137,14 @@ class Episode:
         final = result.final.to_json() if result and result.final else None
         reason = result.reason if result else "crashed"
         reward = None if error else (final["reward"] if final else -1.0)
-        messages = self.policy.remaining()
+        messages = _unseen(self.run_dir)
         return {"observation": {"messages": messages, "final_verdict": final,
                                 "text": "\n\n".join(str(m.get("content") or "")
                                                     for m in messages)},
                 "reward": reward, "done": True,
                 "metadata": {"episode_id": self.id, "reason": reason, "infra_error": error,
                              "steps": self.steps, "run_dir": str(self.run_dir),
+                             "compactions": self.compactions,
                              "stop_detail": result.meta.extra.get("error") if result else None}}
 
     def _over_limit(self) -> str | None:
@@ -146,10 +156,19 @@ class Episode:
 
     def _save(self) -> None:
         record = {"episode_id": self.id, "task_name": self.task_name, "status": self.status,
-                  "slot": self.slot.name, "final": self.final}
+                  "slot": self.slot.name, "final": self.final,
+                  "compactions": self.compactions}
         tmp = self.folder / (RECORD + ".tmp")
         tmp.write_text(json.dumps(record, default=str) + "\n")
         tmp.replace(self.folder / RECORD)
+
+
+def _unseen(run_dir: Path) -> list[dict[str, Any]]:
+    """The messages after the policy's last action (its results, a last nudge), from the
+    run's trajectory, which holds them whole whatever was compacted."""
+    messages = Trajectory(run_dir / "trajectory.jsonl").messages()
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    return messages[last + 1:] if last >= 0 else []
 
 
 def _size_bytes(folder: Path) -> int:

@@ -28,6 +28,7 @@ class ServiceOptions:
     max_episodes: int = 8  # running at once, over all slots
     max_steps: int = 40  # optimize's stopping rules, per episode
     episode_minutes: float = 60.0
+    context_tokens: int | None = None  # the policy's window: what is sent past it is compacted
     idle_s: float = 600.0  # an episode waiting this long for its next action is ended
     episode_disk_mb: int = 2048  # run directory: workspace, builds, candidates
     bash_timeout_s: float = 600.0

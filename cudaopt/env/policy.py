@@ -31,6 +31,8 @@ class Turn:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     end: bool = False
+    replaces: bool = False  # `messages` is the whole conversation: compacted, it replaces
+    # what the caller holds (the loop sent a shorter view to fit the context budget)
 
 
 class RemotePolicy:
@@ -43,8 +45,7 @@ class RemotePolicy:
         self.over_limit = over_limit  # a reason to stop, checked before each wait
         self._actions: queue.Queue[Action | str] = queue.Queue(maxsize=1)
         self._turns: queue.Queue[Turn] = queue.Queue()
-        self._shown = 0  # messages of the conversation the caller has seen
-        self._conversation: list[dict[str, Any]] = []  # the loop's own list, growing
+        self._given: list[dict[str, Any]] = []  # the conversation as the caller holds it
         self._calls = 0
         self.busy = threading.Lock()  # one step at a time per episode
 
@@ -53,9 +54,11 @@ class RemotePolicy:
 
     def query(self, messages: list[dict[str, Any]],
               tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-        self._conversation = messages
-        self._turns.put(Turn(messages[self._shown:]))
-        self._shown = len(messages) + 1  # the answer below is the caller's own
+        known = len(self._given)
+        if messages[:known] == self._given:
+            self._turns.put(Turn(messages[known:]))
+        else:  # compacted: the caller's history no longer matches what is sent
+            self._turns.put(Turn(list(messages), replaces=True))
         reason = self.over_limit()
         if reason:
             raise EpisodeStopped(reason)
@@ -66,7 +69,9 @@ class RemotePolicy:
                                  "reaped") from None
         if isinstance(action, str):
             raise EpisodeStopped(action)
-        return self._message(action)
+        answer = self._message(action)
+        self._given = [*messages, answer]  # the answer is the caller's own
+        return answer
 
     def _message(self, action: Action) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": action.message or None}
@@ -91,10 +96,6 @@ class RemotePolicy:
             self._actions.put_nowait(reason)
         except queue.Full:
             pass
-
-    def remaining(self) -> list[dict[str, Any]]:
-        """Messages the caller has not seen (the results of its last action)."""
-        return self._conversation[self._shown:]
 
     def ended(self) -> None:
         """Called once the loop and its final check are over."""

@@ -142,6 +142,9 @@ def test_prompts_render_fully() -> None:
         "number": "1",
         "summary": "bash ls",
         "output": "o",
+        # compacted.md and too_long.md
+        **dict.fromkeys(("budget", "first_step", "last_step", "now_step", "lines", "files",
+                         "model", "request", "fixed", "detail"), "x"),
     }
     for template in prompts.PROMPTS_DIR.glob("*.md"):
         assert "{{" not in prompts.prompt(template.stem, **values), template
