@@ -153,4 +153,4 @@ def test_a_session_far_over_the_window_judges_its_kernel_written_before_compacti
     assert notes(result.run_dir, "compacted")[0]["before_step"] < len(steps) - 1
     assert result.final is not None and result.final.correct  # the kernel, judged and kept
     assert (result.run_dir / "best" / GOOD_FILES[0]).read_text() == source(GOOD_FILES[0])
-    assert result.reason in ("done", "max_steps")
+    assert result.accepted and result.reason == "done"  # an O(n) kernel for an O(n^2) task
