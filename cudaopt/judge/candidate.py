@@ -19,6 +19,7 @@ import torch
 from cudaopt.judge import pinning, streams
 from cudaopt.judge.bench import Bench, same_layout
 from cudaopt.judge.burst import Burst
+from cudaopt.judge.devlock import gpu_turn
 from cudaopt.judge.extdir import use_content_dir
 from cudaopt.judge.guard import OpGuard
 from cudaopt.judge.integrity import Integrity
@@ -72,12 +73,13 @@ class CandidateWorker:
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The candidate's model, built under the reference's seed, given its weights."""
         device = self.bench.device
-        model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
-        state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
-        try:
-            model.load_state_dict(state, strict=True)
-        except RuntimeError as exc:
-            return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
+        with gpu_turn(device.type == "cuda"):
+            model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
+            state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
+            try:
+                model.load_state_dict(state, strict=True)
+            except RuntimeError as exc:
+                return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
         self.model = model
         self.integrity.loaded()
         return {"violations": self.integrity.violations()}

@@ -10,7 +10,13 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+#: In a worker's environment: the lock file of the GPU it runs on, which it holds around the
+#: steps that run on the GPU while its judgement does not hold the GPU (see `gpu_turn`).
+TURN_ENV = "CUDAOPT_GPU_TURN"
 
 
 class DeviceLock:
@@ -103,3 +109,23 @@ def gpu_lock(identity: str) -> DeviceLock:
     """The host-wide lock of the GPU the host names `identity`."""
     name = "gpu-" + re.sub(r"[^A-Za-z0-9_.-]", "_", identity) + ".lock"
     return DeviceLock(shared_dir("cudaopt-devices") / name, host_wide=True)
+
+
+@contextmanager
+def gpu_turn(on_gpu: bool) -> Iterator[None]:
+    """Inside a worker: hold the GPU's lock (`TURN_ENV`) for one step that puts work on the
+    GPU outside the judgement's own turn: building the model, its first untimed call,
+    torch.compile's first calls, the candidate's weights. Those steps run while another
+    judgement may be timing on the same GPU (a bench's next task is prepared during the
+    current one's timing); their kernels would land inside its timed calls. A worker never
+    takes it for a step its own judgement awaits while holding the GPU."""
+    path = os.environ.get(TURN_ENV)
+    if not (on_gpu and path):
+        yield
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

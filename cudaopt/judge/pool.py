@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudaopt.judge.devlock import DeviceLock, gpu_identity, gpu_lock
+from cudaopt.judge.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.options import JudgeOptions
 from cudaopt.judge.runner import PREWARM_ENV, Worker, WorkerFailure
 
@@ -83,15 +83,21 @@ class JudgePool:
         self._spare = self._new_candidate() if self.keep_warm else None
         return worker
 
+    def _turn_env(self) -> dict[str, str]:
+        """The GPU lock its workers take for their GPU steps outside the judgement's turn."""
+        lock = self.lock if getattr(self.lock, "host_wide", False) else self.gpu_lock("cuda")
+        return {**self.env, TURN_ENV: str(lock.path)}
+
     def _new_candidate(self) -> Worker:
+        env = self._turn_env()
         if self.wrapper is None:
-            return Worker("candidate", self._log("candidate"), self.env)
+            return Worker("candidate", self._log("candidate"), env)
         wrapper, scratch = self.wrapper, self.scratch
 
         def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
             return wrapper(argv, env, [scratch])
 
-        return Worker("candidate", self._log("candidate"), self.env, wrap=wrap)
+        return Worker("candidate", self._log("candidate"), env, wrap=wrap)
 
     def task_copy(self, task: Path) -> Path:
         """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a
@@ -192,7 +198,9 @@ class JudgePool:
         return self._new_reference(name)
 
     def _new_reference(self, name: str) -> Worker:
-        env = {**self.env, PREWARM_ENV: "compile"} if name == "baseline" else self.env
+        env = self._turn_env()
+        if name == "baseline":
+            env[PREWARM_ENV] = "compile"
         return Worker("reference", self._log(name), env)
 
     def close(self) -> None:

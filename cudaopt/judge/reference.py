@@ -17,6 +17,7 @@ import torch
 from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.burst import Burst, fastest_mode
+from cudaopt.judge.devlock import gpu_turn
 from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
 from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module, use_threads
@@ -61,11 +62,20 @@ class ReferenceWorker:
         self.burst: Burst | None = None
 
     def handlers(self) -> dict[str, Any]:
-        return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
+        return {"load": self._turn(self.load), "warm": self._turn(self.warm),
+                "compile": self._turn(self.compile), "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
                 "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
                 "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
+
+    def _turn(self, step: Any) -> Any:
+        """`step`, holding the GPU (see `devlock.gpu_turn`) when it runs on one."""
+        def held(cmd: dict[str, Any]) -> dict[str, Any]:
+            device = cmd.get("device") or (self.bench.device.type if self.bench else "cpu")
+            with gpu_turn(str(device).startswith("cuda")):
+                return step(cmd)
+        return held
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Load the task; a second load (new weights for a final check, see

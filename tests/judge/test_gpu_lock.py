@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 
 from cudaopt.judge import JudgeOptions
 from cudaopt.judge.devlock import gpu_lock
@@ -55,3 +56,38 @@ def test_a_judge_that_must_wait_is_told_who_holds_the_gpu() -> None:
         holder.kill()
         holder.wait()
     assert lock.waiting_on() is None
+
+
+def test_a_workers_gpu_step_waits_for_the_judgement_timing_on_that_gpu(tmp_path) -> None:
+    """A step that runs on the GPU outside its own judgement's turn (a bench preparing the
+    next task) waits while another judgement holds the GPU; off the GPU it never waits."""
+    from cudaopt.judge.devlock import TURN_ENV
+
+    lock = gpu_lock("GPU-test-10")
+    step = ("import time\nfrom cudaopt.judge.devlock import gpu_turn\nprint('ready', flush=True)"
+            "\nt = time.monotonic()\nwith gpu_turn(%s):\n    pass\n"
+            "print(round(time.monotonic() - t, 1))")
+    env = {**__import__("os").environ, TURN_ENV: str(lock.path)}
+    with lock:
+        off_gpu = subprocess.run([sys.executable, "-c", step % "False"], env=env,
+                                 capture_output=True, text=True, timeout=60)
+        assert float(off_gpu.stdout.split()[-1]) < 1.0
+        on_gpu = subprocess.Popen([sys.executable, "-c", step % "True"], env=env,
+                                  stdout=subprocess.PIPE, text=True)
+        assert on_gpu.stdout.readline().strip() == "ready"
+        __import__("time").sleep(2.0)
+        assert on_gpu.poll() is None  # still waiting for the GPU
+    assert float(on_gpu.communicate(timeout=60)[0]) >= 2.0
+
+
+def test_the_pools_workers_are_told_which_gpu_lock_to_take() -> None:
+    from cudaopt.judge.devlock import TURN_ENV
+
+    pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-11")
+    try:
+        worker = pool.new_reference("ref")
+        env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
+        assert f"{TURN_ENV}={gpu_lock('GPU-test-11').path}".encode() in env
+        worker.close()
+    finally:
+        pool.close()
