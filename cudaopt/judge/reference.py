@@ -17,7 +17,8 @@ import torch
 from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.burst import Burst, fastest_mode
-from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
+from cudaopt.judge.signal import Tracker
+from cudaopt.judge.tensors import compare, describe, draw_inputs, flatten, unflatten
 from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module, use_threads
 
@@ -30,11 +31,13 @@ class ReferenceWorker:
         self.modes: dict[str, Any] = {}  # torch.compile mode -> compiled model
         self.mode = ""  # the fastest of them per call: the compile baseline
         self.burst: Burst | None = None
+        self.signal = Tracker()
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "warm": self.warm, "compile": self.compile, "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
                 "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
+                "signal": self.signal_findings,
                 "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
@@ -88,16 +91,29 @@ class ReferenceWorker:
                                                               Path(cmd["cache"]))}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"))
+        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                                cmd.get("variant"))
         return {"mutates": bool(found)}
 
     def go(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One call; `tolerant` (inputs the judge derived, not the task's own draws): a
+        failure or a non-finite output is a reason to skip the input, not a broken task."""
         fn = self.compiled if cmd["which"] == "compile" else self.model
-        dev_ms, host_ms, found = self.bench.go(fn)
+        try:
+            dev_ms, host_ms, found = self.bench.go(fn)
+        except Exception as exc:
+            if not cmd.get("tolerant"):
+                raise
+            self.bench.last = None
+            return {"skip": f"the task's Model raised {type(exc).__name__}: {str(exc)[:300]}"}
         if found:
             raise TypeError(f"the task's Model returns something the judge cannot compare: "
                             f"{found[0]}")
-        return {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+        if cmd.get("tolerant") and not _finite(self.bench.last[1]):
+            self.bench.last = None
+            reply["skip"] = "the task's Model returned non-finite values on it"
+        return reply
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"mutates": bool(self.bench.settle(cmd.get("keep"))),
@@ -121,10 +137,37 @@ class ReferenceWorker:
         ref = unflatten(skeleton, dict(leaves))
         try:
             with read_outputs(cmd["manifest"], self.bench.device) as cand:
-                return {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+                reply = {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+                if cmd.get("signal"):
+                    reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
+                return reply
         except ipc.OpenFailed as exc:
             self.bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
             return {"mismatch": [f"the candidate's output could not be read: {exc}"],
                     "ipc_failed": str(exc)}
         except (KeyError, ValueError, TypeError) as exc:  # a manifest the judge did not write
             return {"mismatch": [f"the candidate's output could not be read: {exc!r}"]}
+
+    def _track(self, leaves: list[Any], cand: Any, cmd: dict[str, Any],
+               mismatched: bool) -> dict[str, Any]:
+        """Samples for the signal check (see `signal`); on a mismatch, whether the output is
+        one the reference gave for an earlier input."""
+        info = cmd["signal"]
+        if info["trial"] == 0:
+            self.signal.reset(info["seed"])
+        try:
+            cand_leaves = [t for _, t in flatten(cand)[1]]
+        except TypeError:
+            return {}
+        if len(cand_leaves) == len(leaves):
+            self.signal.record([t for _, t in leaves], cand_leaves, info["fresh"])
+        stale = self.signal.stale() if mismatched else None
+        return {} if stale is None else {"stale": stale}
+
+    def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"findings": self.signal.findings(cmd["rtol"])}
+
+
+def _finite(leaves: list[Any]) -> bool:
+    return all(bool(torch.isfinite(t).all()) for _, t in leaves
+               if t.is_floating_point() or t.is_complex())

@@ -101,13 +101,13 @@ def sample(leaf: torch.Tensor, where: torch.Tensor | None) -> torch.Tensor:
 
 
 def follows(reference: list[torch.Tensor], candidate: list[torch.Tensor],
-            rtol: float) -> str | None:
+            floor: float) -> str | None:
     """None when the candidate's values (one sample per input) move with the reference's;
-    otherwise why not. Only a reference that itself moves by more than `rtol` of its own
+    otherwise why not. Only a reference that itself moves by more than `floor` of its own
     scale is held to it: below that, the variation is inside the tolerance's resolution."""
     rows_r, rows_c = _aligned(reference, candidate)
     moved, scale = variation(rows_r)
-    if rows_r.numel() == 0 or moved <= rtol * scale:
+    if rows_r.numel() == 0 or moved <= floor * scale:
         return None
     delta_r = rows_r - rows_r.mean(dim=0, keepdim=True)
     delta_c = rows_c - rows_c.mean(dim=0, keepdim=True)
@@ -125,3 +125,83 @@ def _aligned(reference: list[torch.Tensor],
     rows_c = torch.stack([c.reshape(-1).to(torch.float64) for c in candidate])
     keep = (torch.isfinite(rows_r) & torch.isfinite(rows_c)).all(dim=0)
     return rows_r[:, keep], rows_c[:, keep]
+
+
+def _floor(dtype: torch.dtype, rtol: float, fresh: bool) -> float:
+    """How much of its own scale the reference must move before the candidate is held to
+    following it: `rtol` over all inputs; over fresh draws alone (the inputs the timed calls
+    get) the output dtype's resolution, so a statistic of the draws is held to its own
+    fluctuation where the dtype can carry it."""
+    if not fresh or not dtype.is_floating_point:
+        return rtol
+    return min(rtol, 256 * torch.finfo(dtype).eps)
+
+
+class Tracker:
+    """Samples of the reference's and the candidate's output leaves, input after input, at
+    positions secret to the reference's process; `findings` applies `follows` to each."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[bool, list[torch.Tensor], list[torch.Tensor]]] = []
+        self.dtypes: list[torch.dtype] = []
+        self._where: dict[tuple[int, int], torch.Tensor | None] = {}
+        self.seed = 0
+
+    def reset(self, seed: int) -> None:
+        self.rows, self.dtypes, self._where, self.seed = [], [], {}, seed
+
+    def record(self, reference: list[torch.Tensor], candidate: list[torch.Tensor],
+               fresh: bool) -> None:
+        """One input's float leaves (same shapes on both sides; others are left out)."""
+        pairs = [(i, r, c) for i, (r, c) in enumerate(zip(reference, candidate, strict=True))
+                 if r.is_floating_point()]
+        if any(c.shape != r.shape or not c.is_floating_point() for _, r, c in pairs):
+            return
+        where = [self._positions(i, r.numel()) for i, r, _ in pairs]
+        self.dtypes = [r.dtype for _, r, _ in pairs]
+        self.rows.append((fresh, [sample(r, w) for (_, r, _), w in zip(pairs, where, strict=True)],
+                          [sample(c, w) for (_, _, c), w in zip(pairs, where, strict=True)]))
+
+    def _positions(self, leaf: int, numel: int) -> torch.Tensor | None:
+        key = (leaf, numel)
+        if key not in self._where:
+            self._where[key] = positions(numel, self.seed + leaf)
+        return self._where[key]
+
+    def stale(self) -> int | None:
+        """The earlier input (index) whose output the candidate returned again, bit for bit,
+        for the last input, where the reference's output changed: a result kept from an
+        earlier call. A candidate whose outputs never changed over three inputs or more
+        is a constant, not a cache (the signal check names that)."""
+        if len(self.rows) < 2:
+            return None
+        _, ref_now, cand_now = self.rows[-1]
+        unchanged = [all(torch.equal(c, n) for c, n in zip(cand, cand_now, strict=True))
+                     for _, _, cand in self.rows]
+        if len(self.rows) >= 3 and all(unchanged):
+            return None
+        for index in range(len(self.rows) - 2, -1, -1):
+            _, ref_then, cand_then = self.rows[index]
+            if (all(torch.equal(c, n) for c, n in zip(cand_then, cand_now, strict=True))
+                    and not all(torch.equal(r, n) for r, n in zip(ref_then, ref_now,
+                                                                  strict=True))):
+                return index
+        return None
+
+    def findings(self, rtol: float) -> list[str]:
+        """Why the candidate's outputs do not follow the reference's, leaf by leaf: over
+        every input, then over the task's fresh draws alone."""
+        found = []
+        for fresh_only in (False, True):
+            rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
+            if len(rows) < 3:
+                continue
+            for leaf, dtype in enumerate(self.dtypes):
+                why = follows([r[leaf] for r, _ in rows], [c[leaf] for _, c in rows],
+                              _floor(dtype, rtol, fresh_only))
+                if why:
+                    where = "the task's own draws" if fresh_only else "all inputs"
+                    found.append(f"output leaf {leaf}, over {where}: {why}")
+            if found:
+                break
+        return found

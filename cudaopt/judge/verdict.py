@@ -74,6 +74,8 @@ class Verdict:
     profile_s: float | None = None
     phases_s: dict[str, float] = field(default_factory=dict)  # where the judgement's time went
     trials: int = 0
+    inputs_structured: list[str] = field(default_factory=list)  # derived inputs checked
+    inputs_skipped: list[str] = field(default_factory=list)  # derived inputs the task refused
     eager: Timing | None = None
     compiled_baseline: Timing | None = None
     candidate: Timing | None = None
