@@ -162,6 +162,8 @@ def _offset(x, y, gen, meaning):
 
 def _sparse(x, y, gen, meaning):
     keep = torch.rand(x.shape, generator=gen, device=x.device) < _u(gen, x.device, 0.05, 0.2)
+    if meaning == "simplex":  # every row keeps its largest value: still a distribution
+        keep |= x == x.amax(dim=-1, keepdim=True)
     return x * keep.to(x.dtype)
 
 

@@ -5,9 +5,11 @@ Honest kernels whose outputs are near-constant, tiny or read in bf16 must pass."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from cudaopt.judge import Status, Verdict
+from cudaopt.judge import JudgeOptions, Status, Verdict, check
 from cudaopt.judge.signal import RULE
 from cudaopt.judge.streams import STALE
 
@@ -56,3 +58,35 @@ def test_an_honest_softmax_over_a_long_row_passes() -> None:
 
 def test_an_honest_bf16_kernel_within_tolerance_passes() -> None:
     _passes(judge("honest_bf16_mse", INPUTS, task="mse_task.py"))
+
+
+OVERFLOWING_TASK = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Finite on the task's own draws; a few large outliers overflow it."""
+
+    def forward(self, x):
+        return torch.exp(x * 10)
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_derived_input_the_reference_cannot_handle_is_skipped_and_said(tmp_path: Path) -> None:
+    (tmp_path / "task.py").write_text(OVERFLOWING_TASK)
+    (tmp_path / "model_new.py").write_text(OVERFLOWING_TASK.replace("class Model(",
+                                                                    "class ModelNew("))
+    verdict = check(tmp_path / "task.py", tmp_path / "model_new.py",
+                    JudgeOptions(device="cpu", allow=["*"], profile=False))
+    assert verdict.status is Status.OK and verdict.correct, verdict
+    assert any(s.startswith("spiky") and "non-finite" in s for s in verdict.inputs_skipped), (
+        verdict.inputs_skipped)
+    assert verdict.to_json()["inputs_skipped"] == verdict.inputs_skipped
