@@ -1,17 +1,18 @@
 """Exposure of KernelBench to outputs that ignore the input, and whether cudaopt refuses them.
 
     python benchmarks/input_dependence.py /work/kernelbench/KernelBench [--levels 1,2,3]
-        [--limit N] [--max-elements E] [--no-judge] [--json OUT]
+        [--limit N] [--max-elements E] [--device cpu|cuda] [--no-judge] [--json OUT]
 
 For each task (inputs shrunk to at most E elements where the task's module-level sizes
-allow, so that it runs on a CPU): five fresh draws from `get_inputs()`, the reference's
-outputs on each, and two candidates that ignore the input: a constant (the output of the
-first draw, returned for every input) and zeros. A task "accepts" one when plain allclose
-(atol = rtol = 1e-2) holds on every draw. Each accepted one then meets cudaopt's checks:
-the derived inputs of other structure (`cudaopt.judge.variants`) and the signal check
-(`cudaopt.judge.signal`), the same code the judge runs. With the judge on (the default),
-each task's own Model, renamed ModelNew, is also judged through `cudaopt.judge.check`
-(verification only, CPU): it must pass, or the new checks refuse correct code.
+allow, so that it runs on a CPU; a huge E and `--device cuda` keep KernelBench's sizes):
+five fresh draws from `get_inputs()`, the reference's outputs on each, and two candidates
+that ignore the input: a constant (the output of the first draw, returned for every input)
+and zeros. A task "accepts" one when plain allclose (atol = rtol = 1e-2) holds on every
+draw. Each accepted one then meets cudaopt's checks: the derived inputs of other structure
+(`cudaopt.judge.variants`) and the signal check (`cudaopt.judge.signal`), the same code the
+judge runs. With the judge on (the default), each task's own Model, renamed ModelNew, is
+also judged through `cudaopt.judge.check` (verification only): it must pass, or the new
+checks refuse correct code.
 
 Prints a line per task as it goes, then the table per level.
 """
@@ -54,9 +55,25 @@ def _load(path: Path, name: str) -> Any:
 
 
 def _input_elements(module: Any) -> int:
+    """Elements of the inputs, and of the outputs where the model runs on the meta device
+    (a matmul with a small K has small inputs and a huge output)."""
     with torch.device("meta"):
         inputs = module.get_inputs()
-    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+        found = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+        try:
+            out = module.Model(*module.get_init_inputs())(*inputs)
+            found += sum(t.numel() for _, t in _meta_leaves(out))
+        except Exception:  # noqa: BLE001 - an operator without a meta kernel: inputs only
+            pass
+    return found
+
+
+def _meta_leaves(out: Any) -> list[tuple[str, torch.Tensor]]:
+    if isinstance(out, torch.Tensor):
+        return [("out", out)]
+    if isinstance(out, (list, tuple)):
+        return [leaf for item in out for leaf in _meta_leaves(item)]
+    return []
 
 
 def _shrunk(value: Any, factor: float) -> Any:
@@ -97,15 +114,18 @@ def _close(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
                for x, y in zip(a, b, strict=True))
 
 
-def expose(path: Path, seed: int) -> dict[str, Any]:
+def expose(path: Path, seed: int, device: str) -> dict[str, Any]:
     """Fresh draws, the two input-ignoring candidates under allclose, and the new checks."""
     task = _load(path, f"kb_task_{abs(hash(path))}")
     torch.manual_seed(0)
-    model = task.Model(*task.get_init_inputs()).eval()
+    with torch.device(device):
+        model = task.Model(*task.get_init_inputs()).eval().to(device)
 
     def draw(s: int) -> list[Any]:
         torch.manual_seed(s)
-        return list(task.get_inputs())
+        with torch.device(device):
+            return [x.to(device) if isinstance(x, torch.Tensor) else x
+                    for x in task.get_inputs()]
 
     with torch.no_grad():
         refs = [_leaves(model(*draw(seed + k))) for k in range(DRAWS)]
@@ -153,19 +173,20 @@ def _refused(fresh: list[list[torch.Tensor]], derived: list[list[torch.Tensor]],
     return "signal" if tracker.findings(TOL) else ""
 
 
-def identity_passes(path: Path, source: str, scratch: Path) -> tuple[bool, str]:
-    """The real judge (verification, CPU) on the task's own Model as the candidate."""
+def identity_passes(path: Path, source: str, scratch: Path, device: str) -> tuple[bool, str]:
+    """The real judge (verification only) on the task's own Model as the candidate."""
     folder = scratch / path.stem
     folder.mkdir(parents=True, exist_ok=True)
     task = folder / "task.py"
     task.write_text(source)
     verdict = check(task, identity_of(task, folder),
-                    JudgeOptions(device="cpu", allow=["*"], profile=False))
+                    JudgeOptions(device=device, allow=["*"], profile=False))
     why = (verdict.violations or verdict.mismatch or [verdict.error])[0][:200]
     return verdict.status is Status.OK and verdict.correct, "" if verdict.correct else why
 
 
-def run(tasks: list[tuple[str, Path]], max_elements: int, judge: bool) -> list[dict[str, Any]]:
+def run(tasks: list[tuple[str, Path]], max_elements: int, judge: bool,
+        device: str) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="input-dependence-") as scratch:
         for number, (label, path) in enumerate(tasks, 1):
@@ -177,10 +198,10 @@ def run(tasks: list[tuple[str, Path]], max_elements: int, judge: bool) -> list[d
                     raise ValueError(f"inputs of {elements} elements do not shrink enough")
                 scaled = Path(scratch) / f"scaled_{number}.py"
                 scaled.write_text(source)
-                row.update(expose(scaled, seed=1000 + number))
+                row.update(expose(scaled, seed=1000 + number, device=device))
                 if judge:
                     row["identity"], row["identity_why"] = identity_passes(
-                        path, source, Path(scratch) / str(number))
+                        path, source, Path(scratch) / str(number), device)
             except Exception as exc:  # noqa: BLE001 - a task this script cannot run
                 row["error"] = f"{type(exc).__name__}: {exc}"[:200]
             rows.append(row)
@@ -229,7 +250,9 @@ def main() -> None:
     parser.add_argument("suite", type=Path, help="KernelBench's folder of level1..level3")
     parser.add_argument("--levels", default="1,2,3")
     parser.add_argument("--limit", type=int, default=None, help="tasks per level")
-    parser.add_argument("--max-elements", type=int, default=1 << 22)
+    parser.add_argument("--max-elements", type=int, default=1 << 22,
+                        help="shrink each task's inputs to this many elements (CPU-sized)")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda for full-sized tasks")
     parser.add_argument("--no-judge", action="store_true",
                         help="skip judging identity candidates (the slow part)")
     parser.add_argument("--json", type=Path)
@@ -241,7 +264,7 @@ def main() -> None:
             sys.exit(f"no {folder}: pass KernelBench's folder holding level1, level2, level3")
         tasks += find_tasks([folder])[:args.limit]
     torch.set_grad_enabled(False)
-    rows = run(tasks, args.max_elements, judge=not args.no_judge)
+    rows = run(tasks, args.max_elements, judge=not args.no_judge, device=args.device)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     print("\n" + table(rows))

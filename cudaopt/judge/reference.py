@@ -91,8 +91,14 @@ class ReferenceWorker:
                                                               Path(cmd["cache"]))}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
-                                cmd.get("variant"))
+        """A derived input (`variant`) the judge cannot make, out of memory say, is skipped."""
+        try:
+            found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                                    cmd.get("variant"))
+        except Exception as exc:
+            if not cmd.get("variant"):
+                raise
+            return {"skip": f"deriving it failed: {type(exc).__name__}: {str(exc)[:300]}"}
         return {"mutates": bool(found)}
 
     def go(self, cmd: dict[str, Any]) -> dict[str, Any]:

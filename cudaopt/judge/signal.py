@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-SAMPLE_ELEMENTS = 1 << 18  # per output leaf: enough for norms, small enough to keep many
+SAMPLE_ELEMENTS = 1 << 16  # per output leaf: enough for norms, small enough to keep many
 FOLLOW = 0.5  # the candidate's variation may miss at most this share of the reference's
 
 RULE = "the output does not depend on the input the way the reference's does"

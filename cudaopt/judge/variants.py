@@ -27,6 +27,8 @@ import torch
 MAGNITUDE = ("scale", "rowscale", "offset", "sparse", "spiky", "block")
 ORDER = ("sort", "cluster", "mix", "permute")
 COUNT = 3  # structured inputs per judgement: a few extra forward calls, not dozens
+MIX_MAX_BYTES = 1 << 30  # inputs larger than this are permuted, not mixed with a second draw
+_CHUNK = 1 << 26  # elements tested at once: temporaries of multi-GB inputs stay small
 _Rand = Callable[[], float]
 
 
@@ -55,17 +57,24 @@ def derive(inputs: list[Any], variant: dict[str, Any],
            other: Callable[[int], list[Any]]) -> list[Any]:
     """The inputs restructured by `variant`; `other(seed)` draws a second set for mixing.
     Shapes, dtypes and devices never change; non-tensors pass through."""
-    second = other(variant["mix_seed"]) if "mix" in variant["kinds"] else inputs
+    kinds = list(variant["kinds"])
+    if "mix" in kinds and _bytes(inputs) > MIX_MAX_BYTES:  # a second draw would not fit
+        kinds[kinds.index("mix")] = "permute"
+    second = other(variant["mix_seed"]) if "mix" in kinds else inputs
     out = []
     for i, (x, y) in enumerate(zip(inputs, second, strict=True)):
         if isinstance(x, torch.Tensor) and x.numel() > 0 and x.device.type != "meta":
             gen = torch.Generator(device=x.device).manual_seed(variant["seed"] + 7919 * i)
             derived = x
-            for kind in variant["kinds"]:
+            for kind in kinds:
                 derived = _apply(kind, derived, y, gen)
             x = _like_layout(x, derived)
         out.append(x)
     return out
+
+
+def _bytes(inputs: list[Any]) -> int:
+    return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
 
 
 def _like_layout(x: torch.Tensor, derived: torch.Tensor) -> torch.Tensor:
@@ -94,18 +103,23 @@ def kind_of(x: torch.Tensor) -> str:
     """What a tensor's values mean, as far as the transforms must respect it."""
     if not x.is_floating_point():
         return "discrete"
-    if bool((x == x.round()).all()):
+    if _every(x, lambda c: c == c.round()):
         return "discrete"
     if (x.dim() >= 2 and x.shape[-1] == x.shape[-2] > 1
             and bool(torch.allclose(x, x.mT, rtol=1e-5, atol=1e-6))):
         return "symmetric"
-    if bool((x >= 0).all()):
+    if _every(x, lambda c: c >= 0):
         if x.dim() >= 1 and x.shape[-1] > 1 and bool(
                 torch.allclose(x.sum(-1, dtype=torch.float32),
                                torch.ones((), device=x.device), atol=1e-3)):
             return "simplex"
         return "nonneg"
     return "real"
+
+
+def _every(x: torch.Tensor, test: Callable[[torch.Tensor], torch.Tensor]) -> bool:
+    flat = x.reshape(-1) if x.is_contiguous() else x.contiguous().reshape(-1)
+    return all(bool(test(flat[i:i + _CHUNK]).all()) for i in range(0, flat.numel(), _CHUNK))
 
 
 def _apply(kind: str, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -168,13 +182,13 @@ def _sparse(x, y, gen, meaning):
 
 
 def _spiky(x, y, gen, meaning):
-    """About one element in a thousand (at least one) made an outlier 20-100x the typical
+    """About one element in a thousand (at least one) made an outlier 20-50x the typical
     magnitude."""
     flat = x.reshape(-1).clone()
     n = max(1, flat.numel() // 1000)
     where = torch.randint(0, flat.numel(), (n,), generator=gen, device=x.device)
     typical = float(x.float().abs().mean()) or 1.0
-    size = torch.empty(n, device=x.device).uniform_(20.0, 100.0, generator=gen) * typical
+    size = torch.empty(n, device=x.device).uniform_(20.0, 50.0, generator=gen) * typical
     if meaning == "real":
         size = size * (torch.randint(0, 2, (n,), generator=gen, device=x.device) * 2 - 1)
     flat[where] = flat[where] + size.to(x.dtype)
@@ -186,7 +200,7 @@ def _block(x, y, gen, meaning):
     flat = x.reshape(-1).clone()
     length = max(1, int(flat.numel() * _u(gen, x.device, 0.1, 0.4)))
     start = int(_u(gen, x.device) * (flat.numel() - length + 1))
-    flat[start:start + length] *= _factor(gen, x.device) * (4 if flat.numel() > 1 else 1)
+    flat[start:start + length] *= _factor(gen, x.device)
     return flat.reshape(x.shape)
 
 
