@@ -17,7 +17,7 @@ import torch
 from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.burst import Burst, fastest_mode
-from cudaopt.judge.signal import Tracker
+from cudaopt.judge.signal import Tracker, perturbed
 from cudaopt.judge.tensors import compare, describe, draw_inputs, flatten, unflatten
 from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module, use_threads
@@ -167,8 +167,18 @@ class ReferenceWorker:
             return {}
         if len(cand_leaves) == len(leaves):
             self.signal.record([t for _, t in leaves], cand_leaves, info["fresh"])
+            if info["trial"] == 0:
+                self._measure_noise(info["seed"])
         stale = self.signal.stale() if mismatched else None
         return {} if stale is None else {"stale": stale}
+
+    def _measure_noise(self, seed: int) -> None:
+        """One more call, on this trial's inputs moved by a few ulps (see `signal.perturbed`):
+        how much the reference's output moves by rounding alone."""
+        inputs = perturbed(self.bench.inputs, seed)
+        out = [t for _, t in flatten(self.model(*inputs))[1]]
+        del inputs
+        self.signal.measure_noise(out)
 
     def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"findings": self.signal.findings(cmd["rtol"])}

@@ -23,6 +23,8 @@ import torch
 
 SAMPLE_ELEMENTS = 1 << 16  # per output leaf: enough for norms, small enough to keep many
 FOLLOW = 0.5  # the candidate's variation may miss at most this share of the reference's
+NOISE = 8.0  # a variation within this many times the reference's rounding noise is noise
+PERTURB_ULPS = 4.0  # the inputs' perturbation that measures that noise
 
 RULE = "the output does not depend on the input the way the reference's does"
 
@@ -52,34 +54,49 @@ def variation(rows: torch.Tensor) -> tuple[float, float]:
     return float(moved.square().mean().sqrt()), float(rows.square().mean().sqrt())
 
 
-def leaf_varies(values: list[Any], atol: float, rtol: float) -> bool:
+def leaf_varies(values: list[Any], atol: float, rtol: float, noise: Any = None) -> bool:
     """One leaf over several inputs: differs beyond allclose somewhere, or moves by more than
-    `rtol` of its own scale (small outputs count, whatever atol says)."""
+    `rtol` of its own scale (small outputs count, whatever atol says); with `noise` (the
+    leaf on the first input moved by a few ulps, see `perturbed`), by more than `NOISE`
+    times what rounding alone moves it."""
     first = values[0]
     if not isinstance(first, torch.Tensor):
         return any(v != first for v in values[1:])
+    if any(not isinstance(v, torch.Tensor) or v.shape != first.shape for v in values[1:]):
+        return True
     if not (first.is_floating_point() or first.is_complex()):
         return any(not torch.equal(v, first) for v in values[1:])
     if first.is_complex():
         values = [torch.view_as_real(v) for v in values]
         first = values[0]
+    rounding = 0.0
+    if isinstance(noise, torch.Tensor) and noise.shape == first.shape:
+        rounding = variation(_stack([first, noise]))[0] * 2 ** 0.5  # RMS of their difference
     if any(not torch.allclose(v.to(first.device), first, atol=atol, rtol=rtol, equal_nan=True)
-           for v in values[1:]):
+           for v in values[1:]) and rounding == 0.0:
         return True
     moved, scale = variation(_stack(values))
-    return moved > rtol * scale
+    return moved > max(rtol * scale, NOISE * rounding)
 
 
-def outputs_vary(outputs: list, atol: float, rtol: float) -> bool:
+def outputs_vary(outputs: list, atol: float, rtol: float, noise: Any = None) -> bool:
     """True when outputs (pytrees of tensors, one per input) produced from different inputs
     differ from each other beyond tolerance, relative to their own scale as well as by
-    `atol`/`rtol`: the output depends on the input, so a constant cannot pass for it."""
+    `atol`/`rtol`: the output depends on the input, so a constant cannot pass for it.
+
+    `noise`, optional: the output for the first input moved by a few ulps (`perturbed`);
+    then a variation no larger than rounding makes (a mean of group-normalised values is
+    zero up to rounding, whatever the input) does not count."""
     if len(outputs) < 2:
         return False
     per_input = [_leaves(out) for out in outputs]
     if any(len(leaves) != len(per_input[0]) for leaves in per_input):
         return True
-    return any(leaf_varies(list(values), atol, rtol) for values in zip(*per_input, strict=True))
+    noisy = _leaves(noise) if noise is not None else []
+    if len(noisy) != len(per_input[0]):
+        noisy = [None] * len(per_input[0])
+    return any(leaf_varies(list(values), atol, rtol, n)
+               for values, n in zip(zip(*per_input, strict=True), noisy, strict=True))
 
 
 def positions(numel: int, seed: int) -> torch.Tensor | None:
@@ -101,18 +118,21 @@ def sample(leaf: torch.Tensor, where: torch.Tensor | None) -> torch.Tensor:
 
 
 def follows(reference: list[torch.Tensor], candidate: list[torch.Tensor],
-            floor: float) -> str | None:
+            floor: float, noise: float = 0.0) -> str | None:
     """None when the candidate's values (one sample per input) move with the reference's;
     otherwise why not. Only a reference that itself moves by more than `floor` of its own
-    scale is held to it: below that, the variation is inside the tolerance's resolution."""
+    scale is held to it (below that, the variation is inside the tolerance's resolution),
+    and by more than `NOISE` times its rounding noise (`noise`, RMS: an output that is
+    mathematically constant, a mean of group-normalised values, moves by rounding alone,
+    and an honest kernel rounds otherwise); the candidate may miss that noise too."""
     rows_r, rows_c = _aligned(reference, candidate)
     moved, scale = variation(rows_r)
-    if rows_r.numel() == 0 or moved <= floor * scale:
+    if rows_r.numel() == 0 or moved <= max(floor * scale, NOISE * noise):
         return None
     delta_r = rows_r - rows_r.mean(dim=0, keepdim=True)
     delta_c = rows_c - rows_c.mean(dim=0, keepdim=True)
     missed = float((delta_c - delta_r).square().mean().sqrt())
-    if missed <= FOLLOW * moved:
+    if missed <= FOLLOW * moved + NOISE * noise:
         return None
     return (f"across {len(reference)} inputs the reference moves by {moved:.3g} RMS (its "
             f"values {scale:.3g} RMS); the candidate's moves miss it by {missed:.3g}")
@@ -137,6 +157,20 @@ def _floor(dtype: torch.dtype, rtol: float, fresh: bool) -> float:
     return min(rtol, 256 * torch.finfo(dtype).eps)
 
 
+def perturbed(inputs: list[Any], seed: int) -> list[Any]:
+    """Float inputs moved by a few ulps at random: the reference's output on them differs
+    from its output on the inputs by its rounding noise (and the function's sensitivity at
+    that scale), the level below which no variation means anything."""
+    out = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
+            gen = torch.Generator(device=x.device).manual_seed(seed + i)
+            moved = torch.randn(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+            x = moved.mul_(PERTURB_ULPS * torch.finfo(x.dtype).eps).mul_(x).add_(x)
+        out.append(x)
+    return out
+
+
 class Tracker:
     """Samples of the reference's and the candidate's output leaves, input after input, at
     positions secret to the reference's process; `findings` applies `follows` to each."""
@@ -146,9 +180,24 @@ class Tracker:
         self.dtypes: list[torch.dtype] = []
         self._where: dict[tuple[int, int], torch.Tensor | None] = {}
         self.seed = 0
+        self.noise: list[float] = []  # per float leaf, RMS (see `perturbed`)
 
     def reset(self, seed: int) -> None:
-        self.rows, self.dtypes, self._where, self.seed = [], [], {}, seed
+        self.rows, self.dtypes, self._where, self.seed, self.noise = [], [], {}, seed, []
+
+    def measure_noise(self, perturbed_reference: list[torch.Tensor]) -> None:
+        """The reference's output on `perturbed` inputs of the first recorded input."""
+        if not self.rows:
+            return
+        floats = [t for t in perturbed_reference if t.is_floating_point()]
+        first = self.rows[0][1]
+        if len(floats) != len(first):
+            return
+        self.noise = []
+        for i, (t, r) in enumerate(zip(floats, first, strict=True)):
+            moved = sample(t, self._positions(i, t.numel())) - r
+            moved = moved[torch.isfinite(moved)]
+            self.noise.append(float(moved.square().mean().sqrt()) if moved.numel() else 0.0)
 
     def record(self, reference: list[torch.Tensor], candidate: list[torch.Tensor],
                fresh: bool) -> None:
@@ -197,8 +246,9 @@ class Tracker:
             if len(rows) < 3:
                 continue
             for leaf, dtype in enumerate(self.dtypes):
+                noise = self.noise[leaf] if leaf < len(self.noise) else 0.0
                 why = follows([r[leaf] for r, _ in rows], [c[leaf] for _, c in rows],
-                              _floor(dtype, rtol, fresh_only))
+                              _floor(dtype, rtol, fresh_only), noise)
                 if why:
                     where = "the task's own draws" if fresh_only else "all inputs"
                     found.append(f"output leaf {leaf}, over {where}: {why}")

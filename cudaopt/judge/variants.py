@@ -26,16 +26,16 @@ import torch
 
 MAGNITUDE = ("scale", "rowscale", "offset", "sparse", "spiky", "block")
 ORDER = ("sort", "cluster", "mix", "permute")
-COUNT = 3  # structured inputs per judgement: a few extra forward calls, not dozens
 MIX_MAX_BYTES = 1 << 30  # inputs larger than this are permuted, not mixed with a second draw
 _CHUNK = 1 << 26  # elements tested at once: temporaries of multi-GB inputs stay small
 _Rand = Callable[[], float]
 
 
-def plan(rand: _Rand, seed: Callable[[], int], count: int = COUNT) -> list[dict[str, Any]]:
-    """`count` variants, each one or two magnitude transforms (the last also one of order),
-    so that across them a rescaling, a few outliers and a rescaled block always appear: a
-    constant, a sub-sample and an expected value each meet an input they cannot follow."""
+def plan(rand: _Rand, seed: Callable[[], int], count: int = 3) -> list[dict[str, Any]]:
+    """`count` variants (a few extra forward calls, not dozens), each one or two magnitude
+    transforms (the last also one of order), so that across three a rescaling, a few
+    outliers and a rescaled block always appear: a constant, a sub-sample and an expected
+    value each meet an input they cannot follow."""
     required = ["scale" if rand() < 0.5 else "rowscale", "spiky", "block"]
     variants = []
     for i in range(count):

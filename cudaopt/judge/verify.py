@@ -72,8 +72,9 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
 
 
 def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
-    """`options.trials` trials on fresh inputs from secret seeds, and `variants.COUNT` on
-    inputs of other structure derived from them (see `variants`), in a secret order.
+    """`options.trials` trials on fresh inputs from secret seeds, then
+    `options.derived_trials` on inputs of other structure derived from them (see
+    `variants`), in a secret order.
 
     The reference output is computed in its own process and kept alive there; the candidate
     runs on its own copy of the inputs (from the second trial on, after memory the size of
@@ -120,7 +121,8 @@ def _plan(session: Session) -> list[dict[str, Any] | None]:
     """None for a fresh trial, else the variant: the task's own draws first (the first
     tells the judge the outputs' sizes, and together they are the signal check's baseline
     when a derived input fails), then the derived ones, in a secret order."""
-    extra: list[dict[str, Any] | None] = list(variants.plan(session.rand, session.seed))
+    extra: list[dict[str, Any] | None] = list(variants.plan(
+        session.rand, session.seed, session.options.derived_trials))
     session.rand_shuffle(extra)
     return [None] * session.options.trials + extra
 

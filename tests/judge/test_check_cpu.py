@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.judge import JudgeOptions, Status, check, variants
+from cudaopt.judge import JudgeOptions, Status, check
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"
@@ -24,7 +24,8 @@ def test_correct_candidate_passes_every_trial() -> None:
     verdict = judge("correct")
     assert verdict.status is Status.OK, verdict.error or verdict.violations
     assert verdict.compiled and verdict.correct
-    assert verdict.trials == JudgeOptions().trials + variants.COUNT
+    options = JudgeOptions()
+    assert verdict.trials == options.trials + options.derived_trials
     assert verdict.violations == []
 
 
