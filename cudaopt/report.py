@@ -41,7 +41,7 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
         console.print(f"verified on {verdict.trials} trial(s) with fresh inputs"
                       + (f" in {verdict.verify_s:.1f} s" if verdict.verify_s else ""))
     if verdict.inputs_structured:
-        console.print("of them, inputs of other structure: "
+        console.print("then on inputs of other structure: "
                       + ", ".join(verdict.inputs_structured), highlight=False, markup=False)
     for skipped in verdict.inputs_skipped:
         console.print(f"skipped (the task's own Model cannot take it): {skipped}",

@@ -92,7 +92,7 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         say(f"verifying: trial {trial + 1}/{len(trials)}{session.memory_note()}")
         seed, refill = session.seed(), trial % 2 == 1
         found, output = _trial(session, seed, refill, variant)
-        verdict.trials = trial + 1
+        verdict.trials = min(trial + 1, session.options.trials)  # on the task's own draws
         if isinstance(output, str):
             verdict.inputs_skipped.append(f"{variants.describe(variant)}: {output}")
         _add(verdict.violations, allowed(session, found))

@@ -24,8 +24,7 @@ def test_correct_candidate_passes_every_trial() -> None:
     verdict = judge("correct")
     assert verdict.status is Status.OK, verdict.error or verdict.violations
     assert verdict.compiled and verdict.correct
-    options = JudgeOptions()
-    assert verdict.trials == options.trials + options.derived_trials
+    assert verdict.trials == 5 and len(verdict.inputs_structured) == 3
     assert verdict.violations == []
 
 
