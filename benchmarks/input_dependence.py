@@ -1,7 +1,7 @@
 """Exposure of KernelBench to outputs that ignore the input, and whether cudaopt refuses them.
 
     python benchmarks/input_dependence.py /work/kernelbench/KernelBench [--levels 1,2,3]
-        [--limit N] [--max-elements E] [--device cpu|cuda] [--no-judge] [--json OUT]
+        [--start S] [--limit N] [--max-elements E] [--device cpu|cuda] [--no-judge] [--json OUT]
 
 For each task (inputs shrunk to at most E elements where the task's module-level sizes
 allow, so that it runs on a CPU; a huge E and `--device cuda` keep KernelBench's sizes):
@@ -58,14 +58,16 @@ def _load(path: Path, name: str) -> Any:
 
 
 def _input_elements(module: Any) -> int:
-    """Elements of the inputs, and of the outputs where the model runs on the meta device
-    (a matmul with a small K has small inputs and a huge output)."""
+    """Elements of the inputs, and of the weights and outputs where the model runs on the
+    meta device (a matmul with a small K has small inputs and a huge output, a wide MLP
+    small inputs and gigabytes of weights)."""
     with torch.device("meta"):
         inputs = module.get_inputs()
         found = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
         try:
-            out = module.Model(*module.get_init_inputs())(*inputs)
-            found += sum(t.numel() for _, t in _meta_leaves(out))
+            model = module.Model(*module.get_init_inputs())
+            found += sum(p.numel() for p in model.parameters())
+            found += sum(t.numel() for _, t in _meta_leaves(model(*inputs)))
         except Exception:  # noqa: BLE001 - an operator without a meta kernel: inputs only
             pass
     return found
@@ -88,9 +90,10 @@ def _shrunk(value: Any, factor: float) -> Any:
 
 
 def scaled_source(path: Path, max_elements: int) -> tuple[str, int]:
-    """The task's source with its module-level sizes shrunk until its inputs hold at most
-    `max_elements` elements (the overrides appended at the end: `get_inputs` and
-    `get_init_inputs` read them when called); and the elements it ends with."""
+    """The task's source with its module-level sizes shrunk until its inputs (and weights
+    and outputs) hold at most `max_elements` elements (the overrides appended at the end:
+    `get_inputs` and `get_init_inputs` read them when called); and the elements it ends
+    with."""
     source = path.read_text()
     module = _load(path, "kb_probe")
     elements = _input_elements(module)
@@ -262,6 +265,7 @@ def main() -> None:
     parser.add_argument("suite", type=Path, help="KernelBench's folder of level1..level3")
     parser.add_argument("--levels", default="1,2,3")
     parser.add_argument("--limit", type=int, default=None, help="tasks per level")
+    parser.add_argument("--start", type=int, default=0, help="skip this many tasks per level")
     parser.add_argument("--max-elements", type=int, default=1 << 22,
                         help="shrink each task's inputs to this many elements (CPU-sized)")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda for full-sized tasks")
@@ -274,7 +278,8 @@ def main() -> None:
         folder = args.suite / f"level{level.strip()}"
         if not folder.is_dir():
             sys.exit(f"no {folder}: pass KernelBench's folder holding level1, level2, level3")
-        tasks += find_tasks([folder])[:args.limit]
+        found = find_tasks([folder])[args.start:]
+        tasks += found[:args.limit]
     torch.set_grad_enabled(False)
     rows = run(tasks, args.max_elements, judge=not args.no_judge, device=args.device)
     if args.json:
