@@ -249,9 +249,10 @@ def table(rows: list[dict[str, Any]]) -> str:
     for level in sorted({r["level"] for r in rows}) + ["all"]:
         mine = [r for r in rows if level in ("all", r["level"])]
         ran = [r for r in mine if "error" not in r]
-        accepted = [(r, n) for r in ran for n in ("constant", "zeros") if r[n] and r["varies"]]
+        accepted = [(r, n) for r in ran for n in ("constant", "zeros") if r[n]]
         refused = sum(1 for r, n in accepted if r.get(f"{n}_refused"))
-        constant = sum(1 for r in ran if (r["constant"] or r["zeros"]) and not r["varies"])
+        constant = len({r["task"] for r, n in accepted
+                        if not r.get(f"{n}_refused") and not r["varies"]})
         judged = [r for r in ran if "identity" in r]
         ident = f"{sum(r['identity'] for r in judged)}/{len(judged)}" if judged else "-"
         lines.append(f"{level:<8}{len(mine):>6}{len(ran):>5}"

@@ -71,10 +71,12 @@ def leaf_varies(values: list[Any], atol: float, rtol: float, noise: Any = None) 
         first = values[0]
     rounding = 0.0
     if isinstance(noise, torch.Tensor) and noise.shape == first.shape:
-        rounding = variation(_stack([first, noise]))[0] * 2 ** 0.5  # RMS of their difference
-    if any(not torch.allclose(v.to(first.device), first, atol=atol, rtol=rtol, equal_nan=True)
-           for v in values[1:]) and rounding == 0.0:
-        return True
+        rounding = 2 * variation(_stack([first, noise]))[0]  # RMS of their difference
+    for v in values[1:]:
+        v = v.to(first.device)
+        if not torch.allclose(v, first, atol=atol, rtol=rtol, equal_nan=True) and (
+                float(torch.nan_to_num((v - first).abs()).max()) > NOISE * rounding):
+            return True
     moved, scale = variation(_stack(values))
     return moved > max(rtol * scale, NOISE * rounding)
 
