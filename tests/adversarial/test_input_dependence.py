@@ -68,7 +68,7 @@ class Model(nn.Module):
     """Finite on the task's own draws; a few large outliers overflow it."""
 
     def forward(self, x):
-        return torch.exp(x * 10)
+        return torch.exp(x.abs() * 10)
 
 
 def get_inputs():
