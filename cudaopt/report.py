@@ -40,6 +40,12 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
     if verdict.trials:
         console.print(f"verified on {verdict.trials} trial(s) with fresh inputs"
                       + (f" in {verdict.verify_s:.1f} s" if verdict.verify_s else ""))
+    if verdict.inputs_structured:
+        console.print("then on inputs of other structure: "
+                      + ", ".join(verdict.inputs_structured), highlight=False, markup=False)
+    for skipped in verdict.inputs_skipped:
+        console.print(f"skipped (the task's own Model cannot take it): {skipped}",
+                      highlight=False, markup=False)
     if verdict.stream_check:
         console.print(f"stream ordering checked by {verdict.stream_check}", highlight=False,
                       markup=False)

@@ -21,8 +21,10 @@ from typing import Any
 
 import torch
 
+from cudaopt.judge import l2
 from cudaopt.judge.tensors import Snapshot, draw_inputs, fingerprint, snapshot
 from cudaopt.judge.timing import CallTimer
+from cudaopt.judge.variants import derive
 
 _copy = torch.Tensor.copy_
 
@@ -38,10 +40,15 @@ class Bench:
         self.prints: list[Any] = []
         self.last: Snapshot | None = None
         self.kept: dict[str, Snapshot] = {}
+        self.l2_persisting_bytes = 0  # the largest persisting-L2 set-aside reset (see `l2`)
 
-    def prep(self, seed: int, refill: bool, keep: str | None) -> list[str]:
+    def prep(self, seed: int, refill: bool, keep: str | None,
+             variant: dict[str, Any] | None = None) -> list[str]:
+        """`variant`: the drawn inputs restructured (see `variants`), for verification."""
         found = self.settle(keep)
         fresh = draw_inputs(self.task, seed, self.device)
+        if variant:
+            fresh = derive(fresh, variant, lambda s: draw_inputs(self.task, s, self.device))
         if refill and same_layout(self.inputs, fresh):
             for old, new in zip(self.inputs, fresh, strict=True):
                 if isinstance(old, torch.Tensor):
@@ -50,6 +57,8 @@ class Bench:
                      for old, new in zip(self.inputs, fresh, strict=True)]
         self.inputs = fresh
         self.prints = fingerprint(fresh)
+        if self.timer.cuda:
+            self.l2_persisting_bytes = max(self.l2_persisting_bytes, l2.reset_persisting())
         self.timer.prepare()
         return found
 

@@ -95,7 +95,8 @@ class CandidateWorker:
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
         self.published = {}
-        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"))
+        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                                cmd.get("variant"))
         _poison(cmd.get("poison") or [], self.bench.device)
         return {"violations": found}
 
@@ -114,24 +115,30 @@ class CandidateWorker:
         can leave the candidate's streams unusable, so nothing runs in this process after
         it). A replay's outputs, on inputs refilled from `seed`, become the call's outputs."""
         bench = self.bench
-        raced = streams.snapshot_race(self.model, bench.inputs, bench.device)
+        returned: set[int] = set()  # storage of every output these calls returned
+        raced = streams.snapshot_race(self.model, bench.inputs, bench.device, returned)
         found = [f"{streams.RULE}: its output changed after the current stream had finished "
                  "the call"] if raced else []
         fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
+        l2_bytes = bench.l2_persisting_bytes
         if not same_layout(bench.inputs, fresh):
             return {"check": "snapshot", "replayed": False, "violations": found,
-                    "why": "the task draws inputs of other shapes each time"}
+                    "why": "the task draws inputs of other shapes each time",
+                    "l2_persisting_bytes": l2_bytes}
         graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
         if graph is None:
             if streams.UNJOINED in why.lower():
                 found.append(f"{streams.RULE}: capturing forward into a CUDA graph failed "
                              f"with {why}")
             return {"check": "graph" if streams.UNJOINED in why.lower() else "snapshot",
-                    "replayed": False, "why": why, "violations": found}
+                    "replayed": False, "why": why, "violations": found,
+                    "l2_persisting_bytes": l2_bytes}
+        stale = streams.returned_before(out, bench.inputs, returned)
         bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
         bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
         del graph, out
-        return {"check": "graph", "replayed": True, "violations": found}
+        return {"check": "graph", "replayed": True, "violations": found, "stale": stale,
+                "l2_persisting_bytes": l2_bytes}
 
     def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's

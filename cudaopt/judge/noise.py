@@ -10,6 +10,9 @@ one run and not in the next. That shows in the measurements themselves:
 - single calls of one contestant scatter far more than the margin (a quiet machine times
   the same call to within a few percent).
 
+Load that biases instead of scattering shows in none of these; the scheduler shows it
+(`contention`), and the timing phase adds its findings to these.
+
 `reasons` names each finding, unless the speedups lie so far from the milestone line that
 the noise could not move them across it; the judge re-measures once when there is any, and
 a verdict whose re-measurement is unreliable too is marked `noisy` and earns no speed

@@ -18,7 +18,8 @@ class JudgeOptions:
     device: str | None = None
     atol: float = 1e-2
     rtol: float = 1e-2
-    trials: int = 5
+    trials: int = 5  # on fresh draws from get_inputs()
+    derived_trials: int = 3  # then on inputs of other structure derived from them (variants)
     allow: list[str] = field(default_factory=list)  # extra aten ops the candidate may run
     timeout_s: float = 120.0  # per worker step (import + build, one trial, one timing round)
     build_timeout_s: float = 600.0

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cudaopt.judge import noise
+from cudaopt.judge import contention, noise
 from cudaopt.judge.crosscheck import credit, credited_clock, cross_check
 from cudaopt.judge.runner import Worker
 from cudaopt.judge.session import Session
@@ -142,12 +142,14 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
     """Measure; when the measurements are unreliable (see `noise`), measure once more and
     keep the steadier of the two. Noise in both marks the verdict `noisy`."""
     margin = session.options.margin
+    probe = _probe(session)
     rounds = _measure(session, names, calls, verdict, say, checks, guard_share)
-    found = noise.reasons(rounds, names, margin)
+    found = noise.reasons(rounds, names, margin) + probe.reasons()
     if found and not verdict.violations:
         say(f"unreliable measurements ({found[0]}): re-measuring")
+        probe = _probe(session)
         again = _measure(session, names, calls, verdict, say, checks, guard_share)
-        found_again = noise.reasons(again, names, margin)
+        found_again = noise.reasons(again, names, margin) + probe.reasons()
         if not found_again or noise.score(again, names) < noise.score(rounds, names):
             rounds, found = again, found_again
     verdict.noisy = bool(found)
@@ -155,6 +157,11 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
         verdict.warnings.append(f"noisy measurements, even when re-measured: {'; '.join(found)} "
                                 "(no speed reward above 1; judge on a quieter machine)")
     return rounds
+
+
+def _probe(session: Session) -> contention.Probe:
+    """Watches the scheduler while the baseline and candidate workers are timed."""
+    return contention.Probe([session.baseline.proc.pid, session.candidate.proc.pid])
 
 
 def _checks(session: Session, most: int, budgets: int) -> int:

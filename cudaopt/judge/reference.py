@@ -18,7 +18,8 @@ from cudaopt.judge import ipc, pinning
 from cudaopt.judge.bench import Bench
 from cudaopt.judge.burst import Burst, fastest_mode
 from cudaopt.judge.devlock import gpu_turn
-from cudaopt.judge.tensors import compare, describe, draw_inputs, unflatten
+from cudaopt.judge.signal import Tracker, perturbed
+from cudaopt.judge.tensors import compare, describe, draw_inputs, flatten, unflatten
 from cudaopt.judge.transfer import read_outputs
 from cudaopt.judge.worker import build_model, load_module, use_threads
 
@@ -60,12 +61,14 @@ class ReferenceWorker:
         self.modes: dict[str, Any] = {}  # torch.compile mode -> compiled model
         self.mode = ""  # the fastest of them per call: the compile baseline
         self.burst: Burst | None = None
+        self.signal = Tracker()
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self._turn(self.load), "warm": self._turn(self.warm),
                 "compile": self._turn(self.compile), "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
                 "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
+                "signal": self.signal_findings,
                 "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
@@ -148,16 +151,35 @@ class ReferenceWorker:
                                                               Path(cmd["cache"]))}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"))
+        """A derived input (`variant`) the judge cannot make, out of memory say, is skipped."""
+        try:
+            found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                                    cmd.get("variant"))
+        except Exception as exc:
+            if not cmd.get("variant"):
+                raise
+            return {"skip": f"deriving it failed: {type(exc).__name__}: {str(exc)[:300]}"}
         return {"mutates": bool(found)}
 
     def go(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One call; `tolerant` (inputs the judge derived, not the task's own draws): a
+        failure or a non-finite output is a reason to skip the input, not a broken task."""
         fn = self.compiled if cmd["which"] == "compile" else self.model
-        dev_ms, host_ms, found = self.bench.go(fn)
+        try:
+            dev_ms, host_ms, found = self.bench.go(fn)
+        except Exception as exc:
+            if not cmd.get("tolerant"):
+                raise
+            self.bench.last = None
+            return {"skip": f"the task's Model raised {type(exc).__name__}: {str(exc)[:300]}"}
         if found:
             raise TypeError(f"the task's Model returns something the judge cannot compare: "
                             f"{found[0]}")
-        return {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+        if cmd.get("tolerant") and not _finite(self.bench.last[1]):
+            self.bench.last = None
+            reply["skip"] = "the task's Model returned non-finite values on it"
+        return reply
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"mutates": bool(self.bench.settle(cmd.get("keep"))),
@@ -181,10 +203,53 @@ class ReferenceWorker:
         ref = unflatten(skeleton, dict(leaves))
         try:
             with read_outputs(cmd["manifest"], self.bench.device) as cand:
-                return {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+                reply = {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+                if cmd.get("signal"):
+                    reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
+                return reply
         except ipc.OpenFailed as exc:
             self.bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
             return {"mismatch": [f"the candidate's output could not be read: {exc}"],
                     "ipc_failed": str(exc)}
         except (KeyError, ValueError, TypeError) as exc:  # a manifest the judge did not write
             return {"mismatch": [f"the candidate's output could not be read: {exc!r}"]}
+
+    def _track(self, leaves: list[Any], cand: Any, cmd: dict[str, Any],
+               mismatched: bool) -> dict[str, Any]:
+        """Samples for the signal check (see `signal`); on a mismatch, whether the output is
+        one the reference gave for an earlier input."""
+        info = cmd["signal"]
+        if info["trial"] == 0:
+            self.signal.reset(info["seed"])
+        try:
+            cand_leaves = [t for _, t in flatten(cand)[1]]
+        except TypeError:
+            return {}
+        if len(cand_leaves) == len(leaves):
+            self.signal.record([t for _, t in leaves], cand_leaves, info["fresh"])
+            if info["trial"] == 0:
+                self._measure_noise(info["seed"])
+        stale = self.signal.stale() if mismatched else None
+        return {} if stale is None else {"stale": stale}
+
+    def _measure_noise(self, seed: int) -> None:
+        """One more call, on this trial's inputs moved by a few ulps (see `signal.perturbed`):
+        how much the reference's output moves by rounding alone. Where that call cannot be
+        made (out of device memory, say), the check goes without it."""
+        try:
+            inputs = perturbed(self.bench.inputs, seed)
+            out = [t for _, t in flatten(self.model(*inputs))[1]]
+        except (RuntimeError, TypeError):
+            if self.bench.device.type == "cuda":
+                torch.cuda.empty_cache()
+            return
+        del inputs
+        self.signal.measure_noise(out)
+
+    def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"findings": self.signal.findings(cmd["rtol"])}
+
+
+def _finite(leaves: list[Any]) -> bool:
+    return all(bool(torch.isfinite(t).all()) for _, t in leaves
+               if t.is_floating_point() or t.is_complex())

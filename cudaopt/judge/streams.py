@@ -99,19 +99,39 @@ def replay(graph: torch.cuda.CUDAGraph, out: Any, inputs: list[Any], device: tor
     return snapshot(out)
 
 
-def snapshot_race(fn: Callable[..., Any], inputs: list[Any], device: torch.device) -> bool:
-    """Whether an output changed after the current stream had finished the call."""
+def snapshot_race(fn: Callable[..., Any], inputs: list[Any], device: torch.device,
+                  returned: set[int] | None = None) -> bool:
+    """Whether an output changed after the current stream had finished the call; the
+    storage addresses of the outputs go into `returned`."""
     for attempt in range(SNAPSHOT_TRIES):
         torch.cuda.synchronize(device)
         if attempt % 2 == 0:
             _sleep(_HOLD_CYCLES)  # forked work starts only after this, late
         out = fn(*inputs)
         leaves = flatten(out)[1]
+        if returned is not None:
+            returned.update(t.untyped_storage().data_ptr() for _, t in leaves)
         early = [_clone(t) for _, t in leaves]  # queued on the current stream after the call
         torch.cuda.synchronize(device)
         if any(not _same_bytes(a, t) for a, (_, t) in zip(early, leaves, strict=True)):
             return True
     return False
+
+
+def returned_before(out: Any, inputs: list[Any], returned: set[int]) -> bool:
+    """Whether the captured call returned an output that an earlier call had returned (not an
+    input): memory allocated during a capture comes from the graph's private pool, so a
+    match is a result kept from before, not one this call computed."""
+    held = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
+    try:
+        leaves = flatten(out)[1]
+    except TypeError:
+        return False
+    return any(t.untyped_storage().data_ptr() in returned - held for _, t in leaves)
+
+
+STALE = ("stale output: forward returned an output it had computed for an earlier call "
+         "instead of computing this one")
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -76,6 +76,8 @@ class Verdict:
     baseline_cache: dict[str, int] = field(default_factory=dict)  # torch.compile's cache use
     timing_rounds: int = 0  # rounds of the per-call protocol, re-measurements included
     trials: int = 0
+    inputs_structured: list[str] = field(default_factory=list)  # derived inputs checked
+    inputs_skipped: list[str] = field(default_factory=list)  # derived inputs the task refused
     eager: Timing | None = None
     compiled_baseline: Timing | None = None
     candidate: Timing | None = None

@@ -37,12 +37,12 @@ def judge(name: str, folder: Path = CPU, task: str = "task.py", **options: Any) 
     return check(folder / task, folder / f"{name}.py", JudgeOptions(**settings))
 
 
-def naive(name: str, folder: Path = CPU, device: str = "cpu",
-          order: str = "ref_first") -> dict[str, Any]:
+def naive(name: str, folder: Path = CPU, device: str = "cpu", order: str = "ref_first",
+          task: str = "task.py") -> dict[str, Any]:
     """What the naive harness (tests/adversarial/naive.py) says about a candidate."""
     build_dir = build(folder, device)
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.adversarial.naive", str(folder / "task.py"),
+        [sys.executable, "-m", "tests.adversarial.naive", str(folder / task),
          str(folder / f"{name}.py"), str(build_dir), "--device", device, "--order", order],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]

@@ -8,6 +8,8 @@ from cudaopt.judge import Status
 
 from .harness import fools_naive, judge
 
+STALE = "stale output: forward returned an output it had computed for an earlier call"
+
 
 def test_unwritten_output_buffer_is_wrong() -> None:
     """Beats a harness that frees the reference output before the candidate runs (on a GPU,
@@ -41,20 +43,22 @@ def test_precomputed_outputs_for_a_predictable_seed_are_wrong() -> None:
     assert "elements differ" in verdict.mismatch[1]
 
 
-def test_cache_by_tensor_identity_returns_stale_results_on_refilled_inputs() -> None:
+def test_cache_by_tensor_identity_is_a_stale_output_on_refilled_inputs() -> None:
     """Beats a harness that times repeated calls on the same input tensors."""
     assert fools_naive("cache_by_identity")
     verdict = judge("cache_by_identity")
-    assert verdict.status is Status.WRONG and verdict.reward == -1
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
     assert "refilled with new values" in verdict.mismatch[0]
+    assert any(v.startswith(STALE) for v in verdict.violations), verdict.violations
 
 
-def test_cache_by_data_pointer_returns_stale_results_on_refilled_inputs() -> None:
+def test_cache_by_data_pointer_is_a_stale_output_on_refilled_inputs() -> None:
     """Beats a harness that times repeated calls on one input tensor."""
     assert fools_naive("cache_by_pointer")
     verdict = judge("cache_by_pointer")
-    assert verdict.status is Status.WRONG and verdict.reward == -1
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1
     assert "refilled with new values" in verdict.mismatch[0]
+    assert any(v.startswith(STALE) for v in verdict.violations), verdict.violations
 
 
 def test_lazy_tensor_subclass_output_is_rejected() -> None:

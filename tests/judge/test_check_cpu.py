@@ -23,7 +23,8 @@ def judge(name: str, **options) -> object:
 def test_correct_candidate_passes_every_trial() -> None:
     verdict = judge("correct")
     assert verdict.status is Status.OK, verdict.error or verdict.violations
-    assert verdict.compiled and verdict.correct and verdict.trials == 5
+    assert verdict.compiled and verdict.correct
+    assert verdict.trials == 5 and len(verdict.inputs_structured) == 3
     assert verdict.violations == []
 
 

@@ -1,0 +1,259 @@
+"""Does an output follow its input? Pure tensor logic, shared by the judge and task makers.
+
+`allclose` against the reference on each input alone cannot tell an honest kernel from one
+that ignores its input when every reference output sits inside the tolerance of one value:
+a mean loss over millions of uniform draws (1.000 ± 0.003), a softmax over 393 216 columns
+(every value near 2.5e-6, far below atol). What such a kernel cannot fake is the variation:
+across different inputs its outputs must change the way the reference's do, measured
+against the output's own scale, not against atol.
+
+- `outputs_vary`: whether outputs from different inputs differ at all beyond tolerance (a
+  task whose output does not vary cannot tell a constant from a kernel);
+- `follows`: whether a candidate's outputs reproduce the reference's variation.
+
+Both take leaves as tensors of the same shape per input; `sample` cuts a leaf down to a
+fixed, secret set of positions, so that many inputs' worth stays small.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+SAMPLE_ELEMENTS = 1 << 16  # per output leaf: enough for norms, small enough to keep many
+FOLLOW = 0.5  # the candidate's variation may miss at most this share of the reference's
+NOISE = 8.0  # a variation within this many times the reference's rounding noise is noise
+PERTURB_ULPS = 4.0  # the inputs' perturbation that measures that noise
+
+RULE = "the output does not depend on the input the way the reference's does"
+
+
+def _leaves(tree: Any) -> list[Any]:
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    if isinstance(tree, dict):
+        return [leaf for key in sorted(tree, key=str) for leaf in _leaves(tree[key])]
+    return [tree]
+
+
+def _stack(values: list[torch.Tensor]) -> torch.Tensor:
+    """Inputs x elements, in float64, with positions non-finite in any input dropped."""
+    rows = torch.stack([v.detach().reshape(-1).to("cpu", torch.float64) for v in values])
+    return rows[:, torch.isfinite(rows).all(dim=0)]
+
+
+def variation(rows: torch.Tensor) -> tuple[float, float]:
+    """(RMS of each input's deviation from the mean over inputs, RMS of the values): how much
+    the output moves between inputs, and the output's own scale."""
+    if rows.numel() == 0:
+        return 0.0, 0.0
+    moved = rows - rows.mean(dim=0, keepdim=True)
+    return float(moved.square().mean().sqrt()), float(rows.square().mean().sqrt())
+
+
+def leaf_varies(values: list[Any], atol: float, rtol: float, noise: Any = None) -> bool:
+    """One leaf over several inputs: differs beyond allclose somewhere, or moves by more than
+    `rtol` of its own scale (small outputs count, whatever atol says); with `noise` (the
+    leaf on the first input moved by a few ulps, see `perturbed`), by more than `NOISE`
+    times what rounding alone moves it."""
+    first = values[0]
+    if not isinstance(first, torch.Tensor):
+        return any(v != first for v in values[1:])
+    if any(not isinstance(v, torch.Tensor) or v.shape != first.shape for v in values[1:]):
+        return True
+    if not (first.is_floating_point() or first.is_complex()):
+        return any(not torch.equal(v, first) for v in values[1:])
+    if first.is_complex():
+        values = [torch.view_as_real(v) for v in values]
+        first = values[0]
+    rounding = 0.0
+    if isinstance(noise, torch.Tensor) and noise.shape == first.shape:
+        rounding = 2 * variation(_stack([first, noise]))[0]  # RMS of their difference
+    for v in values[1:]:
+        v = v.to(first.device)
+        if not torch.allclose(v, first, atol=atol, rtol=rtol, equal_nan=True) and (
+                float(torch.nan_to_num((v - first).abs()).max()) > NOISE * rounding):
+            return True
+    moved, scale = variation(_stack(values))
+    return moved > max(rtol * scale, NOISE * rounding)
+
+
+def outputs_vary(outputs: list, atol: float, rtol: float, noise: Any = None) -> bool:
+    """True when outputs (pytrees of tensors, one per input) produced from different inputs
+    differ from each other beyond tolerance, relative to their own scale as well as by
+    `atol`/`rtol`: the output depends on the input, so a constant cannot pass for it.
+
+    `noise`, optional: the output for the first input moved by a few ulps (`perturbed`);
+    then a variation no larger than rounding makes (a mean of group-normalised values is
+    zero up to rounding, whatever the input) does not count."""
+    if len(outputs) < 2:
+        return False
+    per_input = [_leaves(out) for out in outputs]
+    if any(len(leaves) != len(per_input[0]) for leaves in per_input):
+        return True
+    noisy = _leaves(noise) if noise is not None else []
+    if len(noisy) != len(per_input[0]):
+        noisy = [None] * len(per_input[0])
+    return any(leaf_varies(list(values), atol, rtol, n)
+               for values, n in zip(zip(*per_input, strict=True), noisy, strict=True))
+
+
+def positions(numel: int, seed: int) -> torch.Tensor | None:
+    """Secret positions to sample a leaf of `numel` elements at; None: take them all."""
+    if numel <= SAMPLE_ELEMENTS:
+        return None
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(0, numel, (SAMPLE_ELEMENTS,), generator=gen)
+
+
+def sample(leaf: torch.Tensor, where: torch.Tensor | None) -> torch.Tensor:
+    """The leaf's values at `where` (all when None), on the host, in float64."""
+    flat = leaf.detach().reshape(-1)
+    if flat.is_complex():
+        flat = torch.view_as_real(flat).reshape(-1)
+    if where is not None:
+        flat = flat[where.to(flat.device)]
+    return flat.to("cpu", torch.float64)
+
+
+def follows(reference: list[torch.Tensor], candidate: list[torch.Tensor],
+            floor: float, noise: float = 0.0) -> str | None:
+    """None when the candidate's values (one sample per input) move with the reference's;
+    otherwise why not. Only a reference that itself moves by more than `floor` of its own
+    scale is held to it (below that, the variation is inside the tolerance's resolution),
+    and by more than `NOISE` times its rounding noise (`noise`, RMS: an output that is
+    mathematically constant, a mean of group-normalised values, moves by rounding alone,
+    and an honest kernel rounds otherwise); the candidate may miss that noise too."""
+    rows_r, rows_c = _aligned(reference, candidate)
+    moved, scale = variation(rows_r)
+    if rows_r.numel() == 0 or moved <= max(floor * scale, NOISE * noise):
+        return None
+    delta_r = rows_r - rows_r.mean(dim=0, keepdim=True)
+    delta_c = rows_c - rows_c.mean(dim=0, keepdim=True)
+    missed = float((delta_c - delta_r).square().mean().sqrt())
+    if missed <= FOLLOW * moved + NOISE * noise:
+        return None
+    return (f"across {len(reference)} inputs the reference moves by {moved:.3g} RMS (its "
+            f"values {scale:.3g} RMS); the candidate's moves miss it by {missed:.3g}")
+
+
+def _aligned(reference: list[torch.Tensor],
+             candidate: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both as inputs x elements, keeping positions finite in every input on both sides."""
+    rows_r = torch.stack([r.reshape(-1).to(torch.float64) for r in reference])
+    rows_c = torch.stack([c.reshape(-1).to(torch.float64) for c in candidate])
+    keep = (torch.isfinite(rows_r) & torch.isfinite(rows_c)).all(dim=0)
+    return rows_r[:, keep], rows_c[:, keep]
+
+
+def _floor(dtype: torch.dtype, rtol: float, fresh: bool) -> float:
+    """How much of its own scale the reference must move before the candidate is held to
+    following it: `rtol` over all inputs; over fresh draws alone (the inputs the timed calls
+    get) the output dtype's resolution, so a statistic of the draws is held to its own
+    fluctuation where the dtype can carry it."""
+    if not fresh or not dtype.is_floating_point:
+        return rtol
+    return min(rtol, 256 * torch.finfo(dtype).eps)
+
+
+def perturbed(inputs: list[Any], seed: int) -> list[Any]:
+    """Float inputs moved by a few ulps at random: the reference's output on them differs
+    from its output on the inputs by its rounding noise (and the function's sensitivity at
+    that scale), the level below which no variation means anything."""
+    out = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
+            gen = torch.Generator(device=x.device).manual_seed(seed + i)
+            moved = torch.randn(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+            x = moved.mul_(PERTURB_ULPS * torch.finfo(x.dtype).eps).mul_(x).add_(x)
+        out.append(x)
+    return out
+
+
+class Tracker:
+    """Samples of the reference's and the candidate's output leaves, input after input, at
+    positions secret to the reference's process; `findings` applies `follows` to each."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[bool, list[torch.Tensor], list[torch.Tensor]]] = []
+        self.dtypes: list[torch.dtype] = []
+        self._where: dict[tuple[int, int], torch.Tensor | None] = {}
+        self.seed = 0
+        self.noise: list[float] = []  # per float leaf, RMS (see `perturbed`)
+
+    def reset(self, seed: int) -> None:
+        self.rows, self.dtypes, self._where, self.seed, self.noise = [], [], {}, seed, []
+
+    def measure_noise(self, perturbed_reference: list[torch.Tensor]) -> None:
+        """The reference's output on `perturbed` inputs of the first recorded input."""
+        if not self.rows:
+            return
+        floats = [t for t in perturbed_reference if t.is_floating_point()]
+        first = self.rows[0][1]
+        if len(floats) != len(first):
+            return
+        self.noise = []
+        for i, (t, r) in enumerate(zip(floats, first, strict=True)):
+            moved = sample(t, self._positions(i, t.numel())) - r
+            moved = moved[torch.isfinite(moved)]
+            self.noise.append(float(moved.square().mean().sqrt()) if moved.numel() else 0.0)
+
+    def record(self, reference: list[torch.Tensor], candidate: list[torch.Tensor],
+               fresh: bool) -> None:
+        """One input's float leaves (same shapes on both sides; others are left out)."""
+        pairs = [(i, r, c) for i, (r, c) in enumerate(zip(reference, candidate, strict=True))
+                 if r.is_floating_point()]
+        if any(c.shape != r.shape or not c.is_floating_point() for _, r, c in pairs):
+            return
+        where = [self._positions(i, r.numel()) for i, r, _ in pairs]
+        self.dtypes = [r.dtype for _, r, _ in pairs]
+        self.rows.append((fresh, [sample(r, w) for (_, r, _), w in zip(pairs, where, strict=True)],
+                          [sample(c, w) for (_, _, c), w in zip(pairs, where, strict=True)]))
+
+    def _positions(self, leaf: int, numel: int) -> torch.Tensor | None:
+        key = (leaf, numel)
+        if key not in self._where:
+            self._where[key] = positions(numel, self.seed + leaf)
+        return self._where[key]
+
+    def stale(self) -> int | None:
+        """The earlier input (index) whose output the candidate returned again, bit for bit,
+        for the last input, where the reference's output changed: a result kept from an
+        earlier call. A candidate whose outputs never changed over three inputs or more
+        is a constant, not a cache (the signal check names that)."""
+        if len(self.rows) < 2:
+            return None
+        _, ref_now, cand_now = self.rows[-1]
+        unchanged = [all(torch.equal(c, n) for c, n in zip(cand, cand_now, strict=True))
+                     for _, _, cand in self.rows]
+        if len(self.rows) >= 3 and all(unchanged):
+            return None
+        for index in range(len(self.rows) - 2, -1, -1):
+            _, ref_then, cand_then = self.rows[index]
+            if (all(torch.equal(c, n) for c, n in zip(cand_then, cand_now, strict=True))
+                    and not all(torch.equal(r, n) for r, n in zip(ref_then, ref_now,
+                                                                  strict=True))):
+                return index
+        return None
+
+    def findings(self, rtol: float) -> list[str]:
+        """Why the candidate's outputs do not follow the reference's, leaf by leaf: over
+        every input, then over the task's fresh draws alone."""
+        found = []
+        for fresh_only in (False, True):
+            rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
+            if len(rows) < 3:
+                continue
+            for leaf, dtype in enumerate(self.dtypes):
+                noise = self.noise[leaf] if leaf < len(self.noise) else 0.0
+                why = follows([r[leaf] for r, _ in rows], [c[leaf] for _, c in rows],
+                              _floor(dtype, rtol, fresh_only), noise)
+                if why:
+                    where = "the task's own draws" if fresh_only else "all inputs"
+                    found.append(f"output leaf {leaf}, over {where}: {why}")
+            if found:
+                break
+        return found

@@ -1,0 +1,43 @@
+"""CUDA: cache tricks below the timer (a persisting-L2 window), a stale output under graph
+capture named as such, and the persisting-L2 reset itself."""
+
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+import torch
+
+from cudaopt.judge import Status, l2
+from cudaopt.judge.streams import STALE
+
+from .harness import GPU, judge
+
+pytestmark = pytest.mark.gpu
+CUDA = dict(folder=GPU, device="cuda")
+
+
+def test_a_persisting_l2_window_is_reset_and_reported() -> None:
+    verdict = judge("persisting_l2", task="l2_task.py", profile=True, **CUDA)
+    assert verdict.status is Status.OK, verdict.violations or verdict.mismatch or verdict.error
+    assert any("persisting accesses; the judge reset it" in w for w in verdict.warnings), (
+        verdict.warnings)
+
+
+def test_the_reset_demotes_a_set_aside_made_in_this_process() -> None:
+    torch.cuda.synchronize()  # the primary context is current on this thread
+    props = torch.cuda.get_device_properties(0)
+    wanted = min(getattr(props, "persisting_l2_cache_max_size", 0) or (4 << 20), 4 << 20)
+    cuda = ctypes.CDLL("libcuda.so.1")
+    assert cuda.cuCtxSetLimit(ctypes.c_int(l2.CU_LIMIT_PERSISTING_L2_CACHE_SIZE),
+                              ctypes.c_size_t(wanted)) == 0
+    assert l2.persisting_bytes() > 0
+    assert l2.reset_persisting() > 0
+    assert l2.persisting_bytes() == 0
+
+
+def test_a_stale_output_under_graph_capture_is_named_as_such() -> None:
+    verdict = judge("stale_under_capture", **CUDA)
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1, verdict.error
+    assert any(v.startswith(STALE) for v in verdict.violations), verdict.violations
+    assert not any(v.startswith("work left unordered") for v in verdict.violations)

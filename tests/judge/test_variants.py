@@ -1,0 +1,65 @@
+"""Inputs of other structure keep each input's shape, dtype, layout and meaning."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from cudaopt.judge.variants import MAGNITUDE, ORDER, derive, kind_of, plan
+
+
+def _draw(seed: int) -> list:
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(16, 16, generator=gen)
+    return [
+        torch.randn(8, 32, generator=gen),  # real
+        torch.rand(8, 32, generator=gen),  # non-negative
+        torch.softmax(torch.randn(8, 32, generator=gen), dim=-1),  # rows of probabilities
+        torch.randint(0, 2, (32,), generator=gen).float() * 2 - 1,  # ±1 targets
+        torch.randint(0, 10, (8,), generator=gen),  # class indices
+        a @ a.T + 16 * torch.eye(16),  # positive definite
+        torch.randn(32, 8, generator=gen).T,  # a transposed view
+        3,  # not a tensor
+    ]
+
+
+@pytest.mark.parametrize("kind", MAGNITUDE + ORDER)
+def test_every_transform_keeps_shapes_dtypes_layouts_and_meanings(kind: str) -> None:
+    drawn = _draw(0)
+    out = derive(drawn, {"kinds": [kind], "seed": 5, "mix_seed": 6}, _draw)
+    assert out[7] == 3
+    for before, after in zip(drawn[:7], out[:7], strict=True):
+        assert after.shape == before.shape and after.dtype == before.dtype
+        assert after.stride() == before.stride()
+        assert torch.isfinite(after.float()).all()
+    real, nonneg, simplex, signs, labels, spd, _ = out[:7]
+    assert (nonneg >= 0).all()
+    assert (simplex >= 0).all() and torch.allclose(simplex.sum(-1), torch.ones(8), atol=1e-4)
+    assert set(signs.tolist()) <= {-1.0, 1.0}
+    assert labels.min() >= 0 and labels.max() < 10
+    assert torch.allclose(spd, spd.T, atol=1e-4)
+    assert torch.linalg.eigvalsh(spd.double()).min() > 0
+
+
+def test_derivation_is_deterministic_and_the_magnitude_transforms_change_values() -> None:
+    for kind in MAGNITUDE:
+        variant = {"kinds": [kind], "seed": 11, "mix_seed": 12}
+        first, again = derive(_draw(1), variant, _draw), derive(_draw(1), variant, _draw)
+        assert all(torch.equal(a, b) for a, b in zip(first[:7], again[:7], strict=True))
+        assert not torch.equal(first[0], _draw(1)[0]), kind
+
+
+def test_what_each_input_is_taken_to_mean() -> None:
+    assert [kind_of(x) for x in _draw(2)[:7]] == [
+        "real", "nonneg", "simplex", "discrete", "discrete", "symmetric", "real"]
+
+
+def test_every_plan_holds_a_rescaling_outliers_and_a_rescaled_block() -> None:
+    rng = random.Random(3)
+    for _ in range(50):
+        variants = plan(rng.random, lambda: rng.randrange(1 << 30))
+        kinds = {k for v in variants for k in v["kinds"]}
+        assert len(variants) == 3 and {"spiky", "block"} <= kinds
+        assert kinds & {"scale", "rowscale"} and kinds & set(ORDER)
