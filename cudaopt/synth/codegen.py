@@ -19,11 +19,12 @@ def _template() -> str:
 
 def short_name(op_id: str) -> str:
     """What a file name calls an operator: Conv2d, relu, gelu."""
-    return op_id.split(".", 1)[1]
+    return op_id.split(".", 1)[-1]
 
 
 def task_name(op_ids: list[str]) -> str:
-    return "_".join(short_name(op) for op in op_ids)
+    """The operators, in order, as a file name: `Conv2d_relu_sum`."""
+    return re.sub(r"\W", "_", "_".join(short_name(op) for op in op_ids))[:120]
 
 
 def _attr(index: int, layer: Layer) -> str:

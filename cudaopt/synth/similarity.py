@@ -171,7 +171,16 @@ def api_calls(source: str) -> list[str]:
                     else None
                 if path and path.startswith("torch.") and path not in found:
                     found.append(path)
-    return [_short(p) for p in found if p != "torch.nn.Module"]
+    return [_short(p) for p in found if not _factory(p)]
+
+
+def _factory(path: str) -> bool:
+    """Tensor and parameter creation (`torch.rand`, `nn.Parameter`): not an operator."""
+    from cudaopt.synth.catalog import rules
+
+    conf, name = rules(), path.rsplit(".", 1)[-1]
+    return (name in conf["skip_modules"] or name == "Parameter"
+            or any(name.startswith(p) for p in conf["skip_prefixes"]))
 
 
 def _short(path: str) -> str:
