@@ -1,0 +1,53 @@
+"""The output-follows-input logic on plain tensors: what varies, what follows."""
+
+from __future__ import annotations
+
+import torch
+
+from cudaopt.judge import outputs_vary
+from cudaopt.judge.signal import follows, positions, sample
+
+
+def _softmax_rows(seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.softmax(torch.randn(2, 100_000, generator=gen), dim=1)
+
+
+def test_a_long_softmax_varies_although_every_value_is_below_atol() -> None:
+    outs = [_softmax_rows(s) for s in range(3)]
+    assert max(float(o.max()) for o in outs) < 1e-2 / 10
+    assert outputs_vary(outs, atol=1e-2, rtol=1e-2)
+
+
+def test_constant_and_identical_outputs_do_not_vary() -> None:
+    assert not outputs_vary([torch.ones(3), torch.ones(3), torch.ones(3)], 1e-2, 1e-2)
+    assert not outputs_vary([torch.tensor(1.0), torch.tensor(1.0 + 1e-4)], 1e-2, 1e-2)
+    assert not outputs_vary([torch.zeros(5)], 1e-2, 1e-2)
+
+
+def test_nested_outputs_and_integer_leaves() -> None:
+    a = (torch.ones(2), {"i": torch.tensor([1, 2])})
+    b = (torch.ones(2), {"i": torch.tensor([1, 3])})
+    assert outputs_vary([a, b], 1e-2, 1e-2)
+    assert not outputs_vary([a, a], 1e-2, 1e-2)
+
+
+def test_zeros_do_not_follow_a_small_softmax_but_a_bf16_copy_does() -> None:
+    where = positions(200_000, seed=7)
+    refs = [sample(_softmax_rows(s), where) for s in range(4)]
+    zeros = [torch.zeros_like(r) for r in refs]
+    assert follows(refs, zeros, rtol=1e-2) is not None
+    bf16 = [r.to(torch.bfloat16).to(torch.float64) for r in refs]
+    assert follows(refs, bf16, rtol=1e-2) is None
+
+
+def test_a_constant_does_not_follow_a_loss_whose_inputs_change_scale() -> None:
+    refs = [torch.tensor([v]) for v in (1.001, 0.998, 3.2, 0.35)]
+    assert follows(refs, [torch.tensor([1.0])] * 4, rtol=1e-2) is not None
+    assert follows(refs, [r + 1e-3 for r in refs], rtol=1e-2) is None
+
+
+def test_variation_inside_the_tolerance_resolution_is_not_demanded() -> None:
+    """Fresh draws of a mean loss alone move it by 0.3%: no kernel is held to that."""
+    refs = [torch.tensor([v]) for v in (1.001, 0.998, 1.003)]
+    assert follows(refs, [torch.tensor([1.0])] * 3, rtol=1e-2) is None
