@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudaopt.synth.calibrate import load_factors
 from cudaopt.synth.catalog import load_catalog, rules
 from cudaopt.synth.runner import Run, suite_tokens
 from cudaopt.synth.sources import RandomSource, Source
@@ -62,10 +63,13 @@ def build_run(options: SynthOptions) -> Run:
     except SuiteError as exc:
         raise BadInput(f"--against: {exc}") from exc
     catalog = load_catalog(cache_dir())
-    source: Source = RandomSource(catalog, rules(), options.seed, options.max_ops,
-                                  device.split(":")[0], window)
+    source: Source
     if options.model:
         source = _model_source(options, catalog, device, window)
+    else:
+        factors = load_factors(catalog, device, cache_dir())
+        source = RandomSource(catalog, rules(), options.seed, options.max_ops,
+                              device.split(":")[0], window, factors)
     return Run(source, options.out, options.n, options.seed, device, window, against,
                options.timeout_s)
 

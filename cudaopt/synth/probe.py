@@ -20,10 +20,7 @@ from typing import Any
 
 import torch
 
-try:
-    from cudaopt.judge import outputs_vary
-except ImportError:  # until the judge's own constant-output test is merged (branch inputdep)
-    from cudaopt.synth.vary import outputs_vary
+from cudaopt.judge import outputs_vary
 
 #: The judge's default tolerance: what "eager and compile agree" and "the output varies"
 #: are measured against, so a kept task is one the judge can tell apart and verify.

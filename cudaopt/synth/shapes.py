@@ -38,6 +38,8 @@ class Layer:
     init: dict[str, Any]  # constructor arguments of a module step
     extra: list[int] | None  # shape of the step's own extra input
     out: list[int]
+    flops: int = 0
+    bytes: int = 0
 
 
 @dataclass
@@ -60,7 +62,7 @@ def _trace(comp: Composition, ops: dict[str, dict[str, Any]], batch: int) -> Tra
     from torch.utils.flop_counter import FlopCounterMode
 
     x = torch.empty([batch, *comp.shape[1:]], device="meta")
-    layers, inputs, moved = [], [list(x.shape)], 0
+    layers, inputs = [], [list(x.shape)]
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         for step in comp.steps:
             op, shape = ops[step.op], list(x.shape)
@@ -80,10 +82,12 @@ def _trace(comp: Composition, ops: dict[str, dict[str, Any]], batch: int) -> Tra
                 raise TypeError(f"{step.op} gives no batched tensor for {shape}")
             if extra:
                 inputs.append(extra)
-            moved += (x.numel() + y.numel() + params + (_numel(extra) if extra else 0)) * 4
-            layers.append(Layer(step, op, init, extra, list(y.shape)))
+            moved = (x.numel() + y.numel() + params + (_numel(extra) if extra else 0)) * 4
+            flops = int(counter.get_total_flops()) - sum(layer.flops for layer in layers)
+            layers.append(Layer(step, op, init, extra, list(y.shape), flops, moved))
             x = y
-    return Traced(layers, inputs, int(counter.get_total_flops()), moved)
+    return Traced(layers, inputs, sum(lay.flops for lay in layers),
+                  sum(lay.bytes for lay in layers))
 
 
 def call(op: dict[str, Any], x: Any, args: dict[str, int], extra: Any) -> Any:
@@ -109,21 +113,24 @@ def _numel(shape: list[int]) -> int:
     return total
 
 
-def estimate_ms(traced: Traced, cost: dict[str, float]) -> float:
-    """A roofline guess: FLOPs at the device's rate, plus bytes moved, plus a cost per op."""
-    return (1e3 * (traced.flops / cost["flops_per_s"] + traced.bytes / cost["bytes_per_s"])
-            + cost["op_ms"] * len(traced.layers))
+def estimate_ms(traced: Traced, cost: dict[str, float], factors: dict[str, float]) -> float:
+    """A roofline guess per step (FLOPs at the device's rate plus bytes moved), scaled by
+    the operator's measured factor (see `calibrate`), plus a cost per call."""
+    return sum(factors.get(lay.step.op, 1.0) * 1e3 * (
+        lay.flops / cost["flops_per_s"] + lay.bytes / cost["bytes_per_s"]) + cost["op_ms"]
+        for lay in traced.layers)
 
 
 def size_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str, float],
-               window_ms: tuple[float, float]) -> int:
+               window_ms: tuple[float, float], factors: dict[str, float]) -> int:
     """The power-of-two batch whose estimate is nearest the window's geometric middle,
-    within the device's memory cap. A pure function of the composition and the cost table,
-    so the same seed gives the same files whatever the machine's load."""
+    within the device's memory cap. A pure function of the composition, the cost table and
+    the cached factors, so the same seed gives the same files whatever the machine's load."""
     target = (window_ms[0] * window_ms[1]) ** 0.5
     one = trace(comp, ops, 1)
-    per_row = max(estimate_ms(trace(comp, ops, 2), cost) - estimate_ms(one, cost), 1e-9)
-    fixed = estimate_ms(one, cost) - per_row
+    at_one = estimate_ms(one, cost, factors)
+    per_row = max(estimate_ms(trace(comp, ops, 2), cost, factors) - at_one, 1e-9)
+    fixed = at_one - per_row
     batch, best = 1, None
     while batch <= MAX_BATCH:
         bytes_at = one.bytes * batch

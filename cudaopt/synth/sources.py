@@ -33,16 +33,18 @@ class Source(Protocol):
 
 class RandomSource:
     def __init__(self, catalog: list[dict[str, Any]], conf: dict[str, Any], seed: int,
-                 max_ops: int, device: str, window_ms: tuple[float, float]) -> None:
+                 max_ops: int, device: str, window_ms: tuple[float, float],
+                 factors: dict[str, float]) -> None:
         self.catalog, self.ops = catalog, {op["id"]: op for op in catalog}
         self.weights, self.cost = conf["ops_weights"], conf["cost"][device]
         self.seed, self.max_ops, self.window_ms = seed, max_ops, window_ms
+        self.factors = factors
 
     def propose(self, attempt: int, kept: list[str]) -> Candidate:
         comp = sample(self.catalog, rng_for(self.seed, attempt), self.max_ops, self.weights)
         if comp is None:
             return Candidate([], None, "random", note="no operator chain type-checked")
-        batch = size_batch(comp, self.ops, self.cost, self.window_ms)
+        batch = size_batch(comp, self.ops, self.cost, self.window_ms, self.factors)
         traced = trace(comp, self.ops, batch)
         ops = [step.op for step in comp.steps]
         doc = (f"{', then '.join(ops)}. Synthesized by `cudaopt synth` (seed {self.seed}, "

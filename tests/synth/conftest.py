@@ -14,8 +14,9 @@ import pytest
 
 from tests.conftest import ROOT
 
-#: eager time per call on this CPU, ms: wide, so a loaded machine keeps the same tasks
-WINDOW = "0.02,60"
+#: eager time per call, ms: so wide that no task falls out of it, however loaded the
+#: machine, so runs with one seed keep the same tasks (sizing still aims at ~1 ms)
+WINDOW = "0.0001,10000"
 SEED = 7
 
 

@@ -1,0 +1,97 @@
+"""Per-operator factors that correct the roofline guess of `shapes.estimate_ms`, measured
+once per device and torch version, then cached.
+
+A byte and FLOP count is a fair guess for a GEMM, less so for `i0` or a cumulative product
+on a CPU (ten times slower than the bytes say). Each catalogue operator is timed alone at
+a reference shape sized to a few milliseconds; its factor is measured time over guessed
+time. Sizing then reads only the cache, so tasks stay a pure function of the seed on a
+machine, while their eager time lands in the window far more often than a flat guess.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from cudaopt.synth.catalog import rules
+from cudaopt.synth.shapes import Composition, Step, estimate_ms, size_batch, trace
+
+REFERENCE = {2: [1024], 3: [32, 256], 4: [16, 64, 64], 5: [8, 16, 16, 16]}
+ARGS = {"out": 64, "groups": 4, "cols": 128, "dim": 1}
+TARGET_MS = 1.0
+CLAMP = (0.05, 50.0)
+CALIBRATE_TIMEOUT_S = 1800.0
+
+
+def device_label(device: str) -> str:
+    """What the factors belong to: the GPU's name, or the CPU's model and core count."""
+    import torch
+
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    model = "cpu"
+    if os.path.exists("/proc/cpuinfo"):
+        for text in Path("/proc/cpuinfo").read_text().splitlines():
+            if text.startswith("model name"):
+                model = text.split(":", 1)[1].strip()
+                break
+    return f"{model} x{len(os.sched_getaffinity(0))}"
+
+
+def load_factors(catalog: list[dict[str, Any]], device: str, cache_dir: Path) -> dict[str, float]:
+    import torch
+
+    key = json.dumps([device_label(device), torch.__version__, rules()["cost"],
+                      [op["id"] for op in catalog]])
+    path = cache_dir / f"factors-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    if not path.is_file():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as scratch:
+            listed = Path(scratch) / "catalog.json"
+            listed.write_text(json.dumps(catalog))
+            subprocess.run([sys.executable, "-m", "cudaopt.synth.calibrate", device,
+                            str(listed), str(path.with_suffix(".tmp"))], check=True,
+                           timeout=CALIBRATE_TIMEOUT_S, stdout=subprocess.DEVNULL, cwd=scratch)
+        path.with_suffix(".tmp").replace(path)
+    return json.loads(path.read_text())
+
+
+def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, float]:
+    import torch
+
+    from cudaopt.synth.codegen import render
+    from cudaopt.synth.probe import _draw, _load, _time_ms
+
+    ops, cost, factors = {op["id"]: op for op in catalog}, rules()["cost"][device[:4]], {}
+    for op in catalog:
+        rank = next(r for r in op["ranks"] if r >= 2)
+        comp = Composition([Step(op["id"], dict(ARGS))], [1, *REFERENCE[rank]])
+        try:
+            traced = trace(comp, ops, size_batch(comp, ops, cost, (TARGET_MS, TARGET_MS), {}))
+            path = Path(f"calibrate_{len(factors)}.py")
+            path.write_text(render(traced, op["id"]))
+            task = _load(path)
+            with torch.device(device):
+                model = task.Model(*task.get_init_inputs()).to(device)
+            inputs = _draw(task, 0, torch.device(device))
+            with torch.no_grad():
+                model(*inputs)
+                ms = _time_ms(model, inputs, torch.device(device))
+        except Exception:  # noqa: BLE001 - an operator that fails here keeps factor 1
+            continue
+        guess = estimate_ms(traced, cost, {}) - cost["op_ms"]
+        factor = max(ms - cost["op_ms"], 1e-4) / max(guess, 1e-6)
+        factors[op["id"]] = min(max(factor, CLAMP[0]), CLAMP[1])
+    return factors
+
+
+if __name__ == "__main__":
+    device_arg, catalog_path, out_path = sys.argv[1:]
+    found = measure(json.loads(Path(catalog_path).read_text()), device_arg)
+    Path(out_path).write_text(json.dumps(found, indent=1, sort_keys=True))
