@@ -13,6 +13,8 @@ FLOORS = {  # module: floors above it that importing it must not load
     "cudaopt.agent.replay": ["cudaopt.agent.models", "cudaopt.agent.llm"],
     "cudaopt.agent.judging": ["cudaopt.agent.run"],
     "cudaopt.executor": ["ray"],  # Ray is optional: only a cluster executor loads it
+    "cudaopt.synth.probe": ["litellm", "cudaopt.agent"],  # the child that runs tasks
+    "cudaopt.synth.api": ["litellm"],  # only --model loads it
 }
 PROBE = """
 import importlib, json, sys

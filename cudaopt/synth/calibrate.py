@@ -66,7 +66,7 @@ def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, float]:
     import torch
 
     from cudaopt.synth.codegen import render
-    from cudaopt.synth.probe import _draw, _load, _time_ms
+    from cudaopt.synth.probe import draw_inputs, load_task, time_ms
 
     ops, cost, factors = {op["id"]: op for op in catalog}, rules()["cost"][device[:4]], {}
     for op in catalog:
@@ -76,13 +76,13 @@ def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, float]:
             traced = trace(comp, ops, size_batch(comp, ops, cost, (TARGET_MS, TARGET_MS), {}))
             path = Path(f"calibrate_{len(factors)}.py")
             path.write_text(render(traced, op["id"]))
-            task = _load(path)
+            task = load_task(path)
             with torch.device(device):
                 model = task.Model(*task.get_init_inputs()).to(device)
-            inputs = _draw(task, 0, torch.device(device))
+            inputs = draw_inputs(task, 0, torch.device(device))
             with torch.no_grad():
                 model(*inputs)
-                ms = _time_ms(model, inputs, torch.device(device))
+                ms = time_ms(model, inputs, torch.device(device))
         except Exception:  # noqa: BLE001 - an operator that fails here keeps factor 1
             continue
         guess = estimate_ms(traced, cost, {}) - cost["op_ms"]

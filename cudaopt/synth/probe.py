@@ -29,7 +29,7 @@ INIT_SEED, INPUT_SEEDS = 0, (1, 2, 3)
 TIME_BUDGET_S, MAX_CALLS = 0.5, 20
 
 
-def _load(path: Path) -> Any:
+def load_task(path: Path) -> Any:
     sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location("cudaopt_synth_task", path)
     assert spec is not None and spec.loader is not None
@@ -38,7 +38,7 @@ def _load(path: Path) -> Any:
     return module
 
 
-def _draw(task: Any, seed: int, device: torch.device, reseed: bool = True) -> list[Any]:
+def draw_inputs(task: Any, seed: int, device: torch.device, reseed: bool = True) -> list[Any]:
     """Inputs under `seed`; with `reseed=False` the random state is put back afterwards, so
     randomness in `forward` shows up as a difference between two calls."""
     with contextlib.ExitStack() as stack:
@@ -66,7 +66,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _time_ms(fn: Any, inputs: list[Any], device: torch.device) -> float:
+def time_ms(fn: Any, inputs: list[Any], device: torch.device) -> float:
     times: list[float] = []
     spent = time.perf_counter()
     while len(times) < 3 or (len(times) < MAX_CALLS
@@ -92,11 +92,11 @@ def run(task_path: Path, device: torch.device, window_ms: tuple[float, float],
     """The filters in order; returns the fields for the manifest (`status` among them)."""
     found: dict[str, Any] = {}
     enter("runs_eager")
-    task = _load(task_path)
+    task = load_task(task_path)
     torch.manual_seed(INIT_SEED)
     with torch.device(device):
         model = task.Model(*task.get_init_inputs()).to(device)
-    inputs = _draw(task, INPUT_SEEDS[0], device)
+    inputs = draw_inputs(task, INPUT_SEEDS[0], device)
     with torch.no_grad():
         first = model(*inputs)
         found["shapes"] = _shapes(inputs, first)
@@ -106,15 +106,15 @@ def run(task_path: Path, device: torch.device, window_ms: tuple[float, float],
                                  for t in leaves):
             return {**found, "status": "finite"}
         enter("deterministic")  # same inputs, the random state left as the first call left it
-        again = _leaves(model(*_draw(task, INPUT_SEEDS[0], device, reseed=False)))
+        again = _leaves(model(*draw_inputs(task, INPUT_SEEDS[0], device, reseed=False)))
         if len(again) != len(leaves) or not all(map(torch.equal, leaves, again)):
             return {**found, "status": "deterministic"}
         enter("input_dependent")
-        outputs = [first] + [model(*_draw(task, s, device)) for s in INPUT_SEEDS[1:]]
+        outputs = [first] + [model(*draw_inputs(task, s, device)) for s in INPUT_SEEDS[1:]]
         if not outputs_vary(outputs, atol=ATOL, rtol=RTOL):
             return {**found, "status": "input_dependent"}
         enter("eager_window")
-        found["eager_ms"] = _time_ms(model, inputs, device)
+        found["eager_ms"] = time_ms(model, inputs, device)
         if not window_ms[0] <= found["eager_ms"] <= window_ms[1]:
             return {**found, "status": "eager_window"}
         enter("runs_compiled")
@@ -125,7 +125,7 @@ def run(task_path: Path, device: torch.device, window_ms: tuple[float, float],
                 a.shape == b.shape and torch.allclose(a, b, atol=ATOL, rtol=RTOL)
                 for a, b in zip(result, leaves, strict=False)):
             return {**found, "status": "agrees"}
-        found["compile_ms"] = _time_ms(compiled, inputs, device)
+        found["compile_ms"] = time_ms(compiled, inputs, device)
     return {**found, "status": "kept"}
 
 
