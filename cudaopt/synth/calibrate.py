@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import sys
+import warnings
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from cudaopt.synth.catalog import rules
+from cudaopt.synth.catalog import rules, run_child
 from cudaopt.synth.shapes import Composition, Step, estimate_ms, size_batch, trace
 
 REFERENCE = {2: [1024], 3: [32, 256], 4: [16, 64, 64], 5: [8, 16, 16, 16]}
@@ -41,7 +41,9 @@ def device_label(device: str) -> str:
             if text.startswith("model name"):
                 model = text.split(":", 1)[1].strip()
                 break
-    return f"{model} x{len(os.sched_getaffinity(0))}"
+    from cudaopt.synth.probe import CPU_THREADS
+
+    return f"{model}, {CPU_THREADS} thread(s) of {len(os.sched_getaffinity(0))}"
 
 
 def load_factors(catalog: list[dict[str, Any]], device: str, cache_dir: Path) -> dict[str, float]:
@@ -55,9 +57,8 @@ def load_factors(catalog: list[dict[str, Any]], device: str, cache_dir: Path) ->
         with tempfile.TemporaryDirectory() as scratch:
             listed = Path(scratch) / "catalog.json"
             listed.write_text(json.dumps(catalog))
-            subprocess.run([sys.executable, "-m", "cudaopt.synth.calibrate", device,
-                            str(listed), str(path.with_suffix(".tmp"))], check=True,
-                           timeout=CALIBRATE_TIMEOUT_S, stdout=subprocess.DEVNULL, cwd=scratch)
+            run_child(["cudaopt.synth.calibrate", device, str(listed),
+                       str(path.with_suffix(".tmp"))], CALIBRATE_TIMEOUT_S, scratch)
         path.with_suffix(".tmp").replace(path)
     return json.loads(path.read_text())
 
@@ -66,8 +67,11 @@ def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, float]:
     import torch
 
     from cudaopt.synth.codegen import render
-    from cudaopt.synth.probe import draw_inputs, load_task, time_ms
+    from cudaopt.synth.probe import CPU_THREADS, draw_inputs, load_task, time_ms
 
+    if device == "cpu":
+        torch.set_num_threads(CPU_THREADS)
+    warnings.simplefilter("ignore")  # layers that find unbatched inputs say so, harmlessly
     ops, cost, factors = {op["id"]: op for op in catalog}, rules()["cost"][device[:4]], {}
     for op in catalog:
         rank = next(r for r in op["ranks"] if r >= 2)

@@ -39,10 +39,18 @@ def load_catalog(cache_dir: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        subprocess.run([sys.executable, "-m", "cudaopt.synth.catalog", str(tmp)], check=True,
-                       timeout=PROBE_TIMEOUT_S, stdout=subprocess.DEVNULL)
+        run_child(["cudaopt.synth.catalog", str(tmp)], PROBE_TIMEOUT_S)
         tmp.replace(path)
     return json.loads(path.read_text())
+
+
+def run_child(argv: list[str], timeout_s: float, cwd: str | None = None) -> None:
+    """`python -m ARGV...`; a failure raises with the child's last words."""
+    done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,
+                          timeout=timeout_s, cwd=cwd)
+    if done.returncode:
+        raise RuntimeError(f"python -m {' '.join(argv)} failed (exit {done.returncode}):\n"
+                           f"{done.stderr[-3000:]}")
 
 
 def resolve(op_id: str) -> Callable[..., Any]:

@@ -41,6 +41,10 @@ def evaluate(task: Path, device: str, window_ms: tuple[float, float],
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             error = f"no result within {timeout_s:g} s (killed)"
+        except BaseException:  # Ctrl-C: the task's processes go with the run
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
     state = json.loads(result.read_text()) if result.is_file() else {}
     status = state.get("status") if error is None else None
     if error and log.is_file():

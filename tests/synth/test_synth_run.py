@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cudaopt.synth.similarity import file_tokens, similarity
 from tests.conftest import ROOT
 from tests.synth.conftest import SEED, WINDOW, manifest, synth, task_files
 
+pytestmark = pytest.mark.slow
 FIELDS = {"name", "ops", "shapes", "status", "eager_ms", "compile_ms", "max_similarity", "seed"}
 
 
