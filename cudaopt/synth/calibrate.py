@@ -14,8 +14,8 @@ import hashlib
 import json
 import os
 import sys
-import warnings
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
