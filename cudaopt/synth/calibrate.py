@@ -27,6 +27,7 @@ ARGS = {"out": 64, "groups": 4, "cols": 128, "dim": 1}
 TARGET_MS = 1.0
 CLAMP = (0.05, 50.0)
 CALIBRATE_TIMEOUT_S = 1800.0
+VERSION = 2  # of the measurement: part of the cache key
 
 
 def device_label(device: str) -> str:
@@ -49,7 +50,7 @@ def device_label(device: str) -> str:
 def load_factors(catalog: list[dict[str, Any]], device: str, cache_dir: Path) -> dict[str, float]:
     import torch
 
-    key = json.dumps([device_label(device), torch.__version__, rules()["cost"],
+    key = json.dumps([VERSION, device_label(device), torch.__version__, rules()["cost"],
                       [op["id"] for op in catalog]])
     path = cache_dir / f"factors-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     if not path.is_file():
@@ -73,12 +74,12 @@ def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, float]:
         torch.set_num_threads(CPU_THREADS)
     warnings.simplefilter("ignore")  # layers that find unbatched inputs say so, harmlessly
     ops, cost, factors = {op["id"]: op for op in catalog}, rules()["cost"][device[:4]], {}
-    for op in catalog:
+    for index, op in enumerate(catalog):
         rank = next(r for r in op["ranks"] if r >= 2)
         comp = Composition([Step(op["id"], dict(ARGS))], [1, *REFERENCE[rank]])
         try:
             traced = trace(comp, ops, size_batch(comp, ops, cost, (TARGET_MS, TARGET_MS), {}))
-            path = Path(f"calibrate_{len(factors)}.py")
+            path = Path(f"calibrate_{index}.py")
             path.write_text(render(traced, op["id"]))
             task = load_task(path)
             with torch.device(device):

@@ -33,6 +33,9 @@ TIME_BUDGET_S, MAX_CALLS = 0.5, 20
 
 
 def load_task(path: Path) -> Any:
+    """Import a task file, never through a cached .pyc: a later task may reuse the name
+    within the second that the cache's timestamp resolves."""
+    sys.dont_write_bytecode = True
     sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location("cudaopt_synth_task", path)
     assert spec is not None and spec.loader is not None
