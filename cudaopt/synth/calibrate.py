@@ -25,10 +25,9 @@ from cudaopt.synth.shapes import MAX_BATCH, Composition, Step, Traced, estimate_
 
 REFERENCE = {2: [1024], 3: [32, 256], 4: [16, 64, 64], 5: [8, 16, 16, 16]}
 ARGS = {"out": 64, "groups": 4, "cols": 128, "dim": 1}
-REFERENCE_BYTES = {"cpu": 1 << 26, "cuda": 1 << 29}
 CLAMP = (0.05, 50.0)
 CALIBRATE_TIMEOUT_S = 1800.0
-VERSION = 3  # of the measurement: part of the cache key
+VERSION = 4  # of the measurement: part of the cache key
 
 
 def device_label(device: str) -> str:
@@ -48,7 +47,8 @@ def device_label(device: str) -> str:
     return f"{model}, {CPU_THREADS} thread(s) of {len(os.sched_getaffinity(0))}"
 
 
-def load_factors(catalog: list[dict[str, Any]], device: str, cache_dir: Path) -> dict[str, float]:
+def load_factors(catalog: list[dict[str, Any]], device: str,
+                 cache_dir: Path) -> dict[str, list[float]]:
     import torch
 
     key = json.dumps([VERSION, device_label(device), torch.__version__, rules()["cost"],
@@ -65,39 +65,51 @@ def load_factors(catalog: list[dict[str, Any]], device: str, cache_dir: Path) ->
     return json.loads(path.read_text())
 
 
-def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, float]:
+def measure(catalog: list[dict[str, Any]], device: str) -> dict[str, list[float]]:
+    """Per operator, [factor in cache, factor out of cache] at the cost table's two sizes."""
     import torch
 
-    from cudaopt.synth.codegen import render
-    from cudaopt.synth.probe import CPU_THREADS, draw_inputs, load_task, time_ms
+    from cudaopt.synth.probe import CPU_THREADS
 
     if device == "cpu":
         torch.set_num_threads(CPU_THREADS)
     warnings.simplefilter("ignore")  # layers that find unbatched inputs say so, harmlessly
-    ops, cost, factors = {op["id"]: op for op in catalog}, rules()["cost"][device[:4]], {}
+    ops, cost = {op["id"]: op for op in catalog}, rules()["cost"][device[:4]]
+    factors: dict[str, list[float]] = {}
     for index, op in enumerate(catalog):
         rank = next(r for r in op["ranks"] if r >= 2)
         comp = Composition([Step(op["id"], dict(ARGS))], [1, *REFERENCE[rank]])
         try:
-            traced = _out_of_cache(comp, ops, REFERENCE_BYTES[device[:4]])
-            path = Path(f"calibrate_{index}.py")
-            path.write_text(render(traced, op["id"]))
-            task = load_task(path)
-            with torch.device(device):
-                model = task.Model(*task.get_init_inputs()).to(device)
-            inputs = draw_inputs(task, 0, torch.device(device))
-            with torch.no_grad():
-                model(*inputs)
-                ms = time_ms(model, inputs, torch.device(device))
+            factors[op["id"]] = [_factor(comp, ops, moved, cost, device, f"{index}_{moved}")
+                                 for moved in cost["calibrate_bytes"]]
         except Exception:  # noqa: BLE001 - an operator that fails here keeps factor 1
             continue
-        guess = estimate_ms(traced, cost, {}) - cost["op_ms"]
-        factor = max(ms - cost["op_ms"], 1e-4) / max(guess, 1e-6)
-        factors[op["id"]] = min(max(factor, CLAMP[0]), CLAMP[1])
     return factors
 
 
-def _out_of_cache(comp: Composition, ops: dict[str, dict[str, Any]], moved: int) -> Traced:
+def _factor(comp: Composition, ops: dict[str, dict[str, Any]], moved: int,
+            cost: dict[str, Any], device: str, tag: str) -> float:
+    import torch
+
+    from cudaopt.synth.codegen import render
+    from cudaopt.synth.probe import draw_inputs, load_task, time_ms
+
+    traced = _sized(comp, ops, moved)
+    path = Path(f"calibrate_{tag}.py")
+    path.write_text(render(traced, comp.steps[0].op))
+    task = load_task(path)
+    with torch.device(device):
+        model = task.Model(*task.get_init_inputs()).to(device)
+    inputs = draw_inputs(task, 0, torch.device(device))
+    with torch.no_grad():
+        model(*inputs)
+        ms = time_ms(model, inputs, torch.device(device))
+    guess = estimate_ms(traced, cost, {}) - cost["op_ms"]
+    factor = max(ms - cost["op_ms"], 1e-4) / max(guess, 1e-6)
+    return min(max(factor, CLAMP[0]), CLAMP[1])
+
+
+def _sized(comp: Composition, ops: dict[str, dict[str, Any]], moved: int) -> Traced:
     batch = 1
     while trace(comp, ops, batch).bytes < moved and batch < MAX_BATCH:
         batch *= 2

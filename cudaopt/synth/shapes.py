@@ -10,6 +10,7 @@ it, so scaling it scales the work and leaves every other shape constraint intact
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,31 +114,37 @@ def _numel(shape: list[int]) -> int:
     return total
 
 
-def estimate_ms(traced: Traced, cost: dict[str, float], factors: dict[str, float]) -> float:
+def estimate_ms(traced: Traced, cost: dict[str, Any],
+                factors: dict[str, list[float]]) -> float:
     """A roofline guess per step (FLOPs at the device's rate plus bytes moved), scaled by
-    the operator's measured factor (see `calibrate`), plus a cost per call."""
-    return sum(factors.get(lay.step.op, 1.0) * 1e3 * (
+    the operator's measured factor for the step's size (see `calibrate`), plus a cost per
+    call."""
+    return sum(_factor(factors.get(lay.step.op), lay.bytes, cost["calibrate_bytes"]) * 1e3 * (
         lay.flops / cost["flops_per_s"] + lay.bytes / cost["bytes_per_s"]) + cost["op_ms"]
         for lay in traced.layers)
 
 
-def size_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str, float],
-               window_ms: tuple[float, float], factors: dict[str, float]) -> int:
+def _factor(measured: list[float] | None, moved: int, sizes: list[int]) -> float:
+    """Between the factors measured in cache and out of it, log-linear in bytes moved."""
+    if not measured:
+        return 1.0
+    (small, large), (low, high) = measured, sizes
+    share = min(max(math.log(max(moved, 1) / low) / math.log(high / low), 0.0), 1.0)
+    return math.exp(math.log(small) * (1 - share) + math.log(large) * share)
+
+
+def size_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str, Any],
+               window_ms: tuple[float, float], factors: dict[str, list[float]]) -> int:
     """The power-of-two batch whose estimate is nearest the window's geometric middle,
     within the device's memory cap. A pure function of the composition, the cost table and
     the cached factors, so the same seed gives the same files whatever the machine's load."""
-    target = (window_ms[0] * window_ms[1]) ** 0.5
-    one = trace(comp, ops, 1)
-    at_one = estimate_ms(one, cost, factors)
-    per_row = max(estimate_ms(trace(comp, ops, 2), cost, factors) - at_one, 1e-9)
-    fixed = at_one - per_row
-    batch, best = 1, None
+    target = math.sqrt(window_ms[0] * window_ms[1])
+    batch, best = 1, (math.inf, 1)
     while batch <= MAX_BATCH:
-        bytes_at = one.bytes * batch
-        if bytes_at > cost["max_bytes"] and batch > 1:
+        traced = trace(comp, ops, batch)
+        if traced.bytes > cost["max_bytes"] and batch > 1:
             break
-        error = abs((fixed + per_row * batch) / target - 1.0)
-        if best is None or error < best[0]:
-            best = (error, batch)
+        error = abs(math.log(estimate_ms(traced, cost, factors) / target))
+        best = min(best, (error, batch))
         batch *= 2
-    return best[1] if best else 1
+    return best[1]

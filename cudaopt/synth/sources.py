@@ -34,7 +34,7 @@ class Source(Protocol):
 class RandomSource:
     def __init__(self, catalog: list[dict[str, Any]], conf: dict[str, Any], seed: int,
                  max_ops: int, device: str, window_ms: tuple[float, float],
-                 factors: dict[str, float]) -> None:
+                 factors: dict[str, list[float]]) -> None:
         self.catalog, self.ops = catalog, {op["id"]: op for op in catalog}
         self.weights, self.cost = conf["ops_weights"], conf["cost"][device]
         self.seed, self.max_ops, self.window_ms = seed, max_ops, window_ms
