@@ -53,12 +53,12 @@ def test_constant_random_and_slow_tasks_are_each_rejected_by_their_filter(tmp_pa
     script = [say(CONSTANT), say(RANDOM), say(SLOW), good]
     with FakeOpenAI(script) as server:
         done = synth("--n", "1", "--out", tmp_path, "--model", "openai/scripted",
-                     "--api-base", server.url, "--eager-ms", "0.01,200", env=KEY)
+                     "--api-base", server.url, "--eager-ms", "0.01,50", env=KEY)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = manifest(tmp_path)
     assert [line["status"] for line in lines] == [
         "input_dependent", "deterministic", "eager_window", "kept"]
-    assert lines[2]["eager_ms"] > 200
+    assert lines[2]["eager_ms"] > 50  # 16 GFLOP: 50 ms is 320 GFLOP/s on one thread
     assert lines[3]["ops"] == ["nn.Linear", "F.gelu"] and lines[3]["origin"] == "openai/scripted"
     assert "torch." in shown[0] or "nn." in shown[0] or "F." in shown[0]
     assert "input_dependent" in done.stdout and "eager_window" in done.stdout
