@@ -14,9 +14,18 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from cudaopt import cli_bench, cli_env, cli_judge, cli_misc, cli_models, cli_optimize, cli_style
+    from cudaopt import (
+        cli_bench,
+        cli_env,
+        cli_judge,
+        cli_misc,
+        cli_models,
+        cli_optimize,
+        cli_style,
+        cli_synth,
+    )
 
-    for module in (cli_judge, cli_optimize, cli_misc, cli_bench, cli_models, cli_env):
+    for module in (cli_judge, cli_optimize, cli_misc, cli_bench, cli_models, cli_env, cli_synth):
         module.register(app)
     cli_style.apply(app)
 

@@ -15,6 +15,8 @@ FLOORS = {  # module: floors above it that importing it must not load
     # the budget, compaction and the model call work for any policy: litellm stays in llm
     "cudaopt.agent.asking": ["litellm", "cudaopt.agent.llm", "cudaopt.agent.run"],
     "cudaopt.executor": ["ray"],  # Ray is optional: only a cluster executor loads it
+    "cudaopt.synth.probe": ["litellm", "cudaopt.agent"],  # the child that runs tasks
+    "cudaopt.synth.api": ["litellm"],  # only --model loads it
 }
 PROBE = """
 import importlib, json, sys

@@ -1,0 +1,74 @@
+"""What `cudaopt synth` writes: tasks the judge accepts unchanged, a manifest line per try,
+the same files for the same seed, and a second run that continues without duplicates."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudaopt.synth.similarity import file_tokens, similarity
+from tests.conftest import ROOT
+from tests.synth.conftest import SEED, WINDOW, manifest, synth, task_files
+
+pytestmark = pytest.mark.slow
+FIELDS = {"name", "ops", "shapes", "status", "eager_ms", "compile_ms", "max_similarity", "seed"}
+
+
+def test_every_kept_task_passes_check_with_its_identity_candidate(first_run, tmp_path) -> None:
+    out, printed = first_run
+    lines = manifest(out)
+    assert all(FIELDS <= set(line) for line in lines)
+    kept = [line for line in lines if line["status"] == "kept"]
+    assert len(kept) == 2 and sorted(task_files(out)) == sorted(k["file"] for k in kept)
+    low, high = map(float, WINDOW.split(","))
+    for line in kept:
+        assert low <= line["eager_ms"] <= high and line["compile_ms"] > 0
+        assert line["name"].split("_", 1)[1] == "_".join(op.split(".")[1] for op in line["ops"])
+        folder = tmp_path / line["name"]
+        folder.mkdir()
+        source = (out / line["file"]).read_text()
+        (folder / "model_new.py").write_text(re.sub(r"\bModel\b", "ModelNew", source))
+        done = subprocess.run([sys.executable, "-m", "cudaopt.cli", "check", out / line["file"],
+                               folder / "model_new.py", "--device", "cpu", "--allow", "*",
+                               "--no-profile", "--trials", "2"], capture_output=True,
+                              text=True, timeout=600, cwd=ROOT)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "kept with 2 operators" in printed or "kept with 1 operator" in printed
+    assert max(len(row) for row in printed.splitlines()) <= 80
+
+
+def test_the_same_seed_writes_the_same_files(first_run, tmp_path) -> None:
+    out, _ = first_run
+    again = tmp_path / "again"
+    done = synth("--n", "2", "--out", again, "--seed", SEED, "--eager-ms", WINDOW)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert task_files(again) == task_files(out)
+
+
+def test_a_second_run_continues_to_n_without_duplicates(first_run, tmp_path) -> None:
+    out, _ = first_run
+    folder = tmp_path / "continued"
+    shutil.copytree(out, folder)
+    before, old = task_files(folder), manifest(folder)
+    done = synth("--n", "3", "--out", folder, "--seed", SEED, "--eager-ms", WINDOW)
+    assert done.returncode == 0, done.stdout + done.stderr
+    files, lines = task_files(folder), manifest(folder)
+    assert len(files) == 3 and all(files[name] == text for name, text in before.items())
+    assert lines[:len(old)] == old
+    assert [line["attempt"] for line in lines] == list(range(len(lines)))
+    new = next(p for p in folder.glob("*.py") if p.name not in before)
+    assert all(similarity(file_tokens(new), file_tokens(folder / name)) <= 0.9
+               for name in before)
+
+
+def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    done = synth("--n", "1", "--out", tmp_path / "x", "--eager-ms", "5,1")
+    assert done.returncode == 2 and "--eager-ms" in done.stderr
+    done = synth("--n", "1", "--out", tmp_path / "x", "--against", tmp_path / "missing")
+    assert done.returncode == 2 and "--against" in done.stderr
+    assert not (tmp_path / "x").exists()
