@@ -145,6 +145,8 @@ def test_prompts_render_fully() -> None:
         # compacted.md and too_long.md
         **dict.fromkeys(("budget", "first_step", "last_step", "now_step", "lines", "files",
                          "model", "request", "fixed", "detail"), "x"),
+        # synth_system.md and synth_user.md (`cudaopt synth --model`)
+        **dict.fromkeys(("device", "high_ms", "kept", "low_ms", "max_ops", "ops"), "x"),
     }
     for template in prompts.PROMPTS_DIR.glob("*.md"):
         assert "{{" not in prompts.prompt(template.stem, **values), template
