@@ -54,7 +54,7 @@ class JudgePool:
         self.lock = threading.Lock()
         self.busy = threading.Lock()  # one judgement at a time on this pool's workers
         self._gpu_lock: DeviceLock | None = None
-        self._key: tuple[str, float, str] | None = None
+        self._key: tuple[str, str] | None = None  # (task content digest, device)
         self._reference: Loaded | None = None
         self._baseline: Loaded | None = None
         self._spare: Worker | None = None
