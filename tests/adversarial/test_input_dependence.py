@@ -60,6 +60,7 @@ def test_an_honest_bf16_kernel_within_tolerance_passes() -> None:
     _passes(judge("honest_bf16_mse", INPUTS, task="mse_task.py"))
 
 
+SEED = 1
 OVERFLOWING_TASK = '''import torch
 import torch.nn as nn
 
@@ -84,8 +85,10 @@ def test_a_derived_input_the_reference_cannot_handle_is_skipped_and_said(tmp_pat
     (tmp_path / "task.py").write_text(OVERFLOWING_TASK)
     (tmp_path / "model_new.py").write_text(OVERFLOWING_TASK.replace("class Model(",
                                                                     "class ModelNew("))
+    # A fixed judge seed fixes which derived inputs are drawn: a secret plan may pair the
+    # outliers with "sparse", which can zero the outlier out again (then nothing overflows).
     verdict = check(tmp_path / "task.py", tmp_path / "model_new.py",
-                    JudgeOptions(device="cpu", allow=["*"], profile=False))
+                    JudgeOptions(device="cpu", allow=["*"], profile=False, seed=SEED))
     assert verdict.status is Status.OK and verdict.correct, verdict
     assert any(s.startswith("spiky") and "non-finite" in s for s in verdict.inputs_skipped), (
         verdict.inputs_skipped)
