@@ -95,10 +95,16 @@ def client(service: Service) -> EnvClient:
     return service.client()
 
 
-def swish_files() -> dict[str, str]:
-    """The shipped CPU example's candidate: what a scripted policy writes."""
-    files = {"model_new.py": (SWISH / "model_new.py").read_text()}
-    for path in sorted((SWISH / "kernels").iterdir()):
+#: An O(n) kernel for an O(n^2) task (see tests/agent/conftest.py for its margins): wins
+#: by far more than any noise on any CPU, for tests that need a candidate accepted.
+PREFIX = Path(__file__).resolve().parent.parent / "agent" / "data" / "prefix_sum"
+
+
+def swish_files(folder: Path = SWISH) -> dict[str, str]:
+    """A candidate's files (the shipped CPU example's by default): what a scripted policy
+    writes."""
+    files = {"model_new.py": (folder / "model_new.py").read_text()}
+    for path in sorted((folder / "kernels").iterdir()):
         files[f"kernels/{path.name}"] = path.read_text()
     return files
 

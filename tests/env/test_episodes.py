@@ -12,7 +12,7 @@ import pytest
 from cudaopt.agent.replay import load_turns
 from cudaopt.env import AsyncEnvClient, EnvClient, EnvError
 from cudaopt.rundir import read_meta
-from tests.env.conftest import ADVERSARIAL, SWISH, Service, swish_files
+from tests.env.conftest import ADVERSARIAL, PREFIX, SWISH, Service, swish_files
 
 TOOLS = ["bash", "read", "write", "edit", "glob", "grep"]
 
@@ -27,18 +27,18 @@ def _finish(client: EnvClient, episode_id: str, reply: dict) -> dict:
 
 
 def test_a_scripted_episode_reaches_an_accepted_candidate(client: EnvClient) -> None:
-    task = (SWISH / "model.py").read_text()
-    reply = client.reset(task, task_name="fused_swish.py")
+    task = (PREFIX / "model.py").read_text()
+    reply = client.reset(task, task_name="prefix_sum.py")
     first = reply["observation"]
     episode_id = first["episode_id"]
     assert reply["done"] is False and first["task"] == task
     assert "ModelNew" in first["skill"] and [t["function"]["name"] for t in first["tools"]] == TOOLS
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
-    for path, text in swish_files().items():
+    for path, text in swish_files(PREFIX).items():
         step = client.step(episode_id, "write", {"path": path, "content": text})
         assert f"to {path}" in step["observation"]["text"] and step["done"] is False
     listing = client.step(episode_id, "glob", {"pattern": "kernels/*"})
-    assert "kernels/fused_swish.cpp" in listing["observation"]["text"]
+    assert "kernels/prefix_sum.cpp" in listing["observation"]["text"]
     refused = client.step(episode_id, "write", {"path": "model.py", "content": "x"})
     assert "read-only" in refused["observation"]["text"]
     judged = client.step(episode_id, message="Done: fused kernel written.")
@@ -49,7 +49,7 @@ def test_a_scripted_episode_reaches_an_accepted_candidate(client: EnvClient) -> 
     assert verdict["correct"] and final["reward"] == verdict["reward"] == 3.0
     run = Path(final["metadata"]["run_dir"])
     assert read_meta(run).status == "accepted"
-    assert (run / "best" / "kernels" / "fused_swish.cpp").is_file()
+    assert (run / "best" / "kernels" / "prefix_sum.cpp").is_file()
     assert json.loads((run / "final_verdict.json").read_text())["reward"] == 3.0
     calls = [c["function"]["name"] for t in load_turns(run) for c in t.get("tool_calls") or []]
     assert calls == ["write"] * 3 + ["glob", "write"]  # replay: plays the episode again
