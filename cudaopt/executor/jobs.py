@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,9 +115,13 @@ def _digest(data: dict[str, Any]) -> str:
 
 
 def _write_once(path: Path, text: str) -> Path:
+    """Writers on several nodes may share `root`: each writes its own temporary file, and
+    the rename makes whichever lands last (with the same content) the one that stays."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from a sandbox's other user
+        os.replace(tmp, path)
     return path
