@@ -49,7 +49,7 @@ def run_cmd(
                                         help="task files or folders (KernelBench/level1 …)"),
     model: str = _opt("--model", "MODEL", "agent mode: a litellm model string, or replay:PATH"),
     candidates: Path = _opt("--candidates", "DIR", "candidate mode: a folder of existing "
-                            "kernels (layouts: see the README)"),
+                            "kernels (layouts: see docs/bench.md)"),
     sample: int = typer.Option(0, "--sample", metavar="S", help="KernelBench layout: which "
                                "sample of each problem"),
     api_base: str = _opt("--api-base", "URL", "OpenAI-compatible endpoint"),

@@ -1,9 +1,10 @@
 """`--help` reads like git's, uv's or gh's: one style, metavars that say what to type,
-defaults shown; and the README never documents a flag `--help` does not know."""
+defaults shown; and neither the README nor docs/ documents a flag `--help` does not know."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -52,16 +53,27 @@ def test_every_judge_command_takes_the_judges_options() -> None:
     assert "--compile-mode" in _help("profile") and "--ceiling" in _help("profile")
 
 
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+
+
+def _documented_command_lines(page: Path) -> list[tuple[str, str]]:
+    """(COMMAND, the rest of the line) for each `cudaopt COMMAND ...` line in a page's
+    fenced and indented code blocks."""
+    text = page.read_text()
+    code = re.findall(r"```\w*\n(.*?)```", text, re.S)  # fenced blocks, and indented ones
+    code += re.findall(r"^ {4,}(cudaopt .*(?:\n {6,}\[.*)*)", text, re.M)
+    return re.findall(r"^\s*cudaopt ([a-z-]+)\b(.*)$", "\n".join(code), re.M)
+
+
 def test_readme_and_help_agree() -> None:
-    """Each `cudaopt COMMAND [SUBCOMMAND] ... --flag` line in the README's code blocks names
-    only flags that COMMAND's `--help` lists."""
-    readme = (ROOT / "README.md").read_text()
-    code = re.findall(r"```\w*\n(.*?)```", readme, re.S)  # fenced blocks, and indented ones
-    code += re.findall(r"^ {4,}(cudaopt .*(?:\n {6,}\[.*)*)", readme, re.M)
-    lines = re.findall(r"^\s*cudaopt ([a-z-]+)\b(.*)$", "\n".join(code), re.M)
+    """Each `cudaopt COMMAND [SUBCOMMAND] ... --flag` line in the code blocks of the README
+    and of every page in docs/ names only flags that COMMAND's `--help` lists."""
+    assert len(DOCUMENTS) > 1, "docs/ has no pages"
+    lines = [(page, *line) for page in DOCUMENTS for line in _documented_command_lines(page)]
     assert len(lines) > 10
+    assert len(_documented_command_lines(ROOT / "README.md")) > 10  # every family in the README
     helps: dict[tuple[str, ...], str] = {}
-    for command, rest in lines:
+    for page, command, rest in lines:
         path: tuple[str, ...] = (command,)
         words = rest.split()
         if path not in helps:
@@ -71,4 +83,5 @@ def test_readme_and_help_agree() -> None:
             helps.setdefault(path, _help(*path))
         for flag in re.findall(r"(--[a-z][a-z-]*(?:/--[a-z-]+)?)", rest.split("#")[0]):
             for part in flag.split("/"):
-                assert part in helps[path], f"README: cudaopt {' '.join(path)} {part}"
+                assert part in helps[path], \
+                    f"{page.relative_to(ROOT)}: cudaopt {' '.join(path)} {part}"
