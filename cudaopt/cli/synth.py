@@ -19,8 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cudaopt.cli_judge import _opt
-from cudaopt.cli_style import fail
+from cudaopt.cli.common import setting_opt
+from cudaopt.cli.style import fail
 from cudaopt.task import BadInput
 
 
@@ -35,14 +35,15 @@ def register(app: typer.Typer) -> None:
                                  "version, same tasks"),
         max_ops: int = typer.Option(5, "--max-ops", metavar="K", min=1, max=5,
                                     help="most operators one task composes"),
-        against: list[Path] = _opt("--against", "SUITE", "drop tasks whose AST similarity "
-                                   "to a task of SUITE exceeds 0.9 (repeatable)"),
-        device: str = _opt("--device", "DEVICE", "cuda or cpu", "cuda when present, else cpu"),
-        eager_ms: str = _opt("--eager-ms", "LO,HI", "window of eager time per call",
-                             "1,100 on cuda, 1,20 on cpu"),
-        model: str = _opt("--model", "MODEL", "compose with a litellm model instead of "
-                          "at random"),
-        api_base: str = _opt("--api-base", "URL", "OpenAI-compatible endpoint of --model"),
+        against: list[Path] = setting_opt("--against", "SUITE", "drop tasks whose AST similarity "
+                                          "to a task of SUITE exceeds 0.9 (repeatable)"),
+        device: str = setting_opt("--device", "DEVICE", "cuda or cpu",
+                                  "cuda when present, else cpu"),
+        eager_ms: str = setting_opt("--eager-ms", "LO,HI", "window of eager time per call",
+                                    "1,100 on cuda, 1,20 on cpu"),
+        model: str = setting_opt("--model", "MODEL", "compose with a litellm model instead of "
+                                 "at random"),
+        api_base: str = setting_opt("--api-base", "URL", "OpenAI-compatible endpoint of --model"),
         timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS",
                                       help="time limit of one candidate's filters"),
     ) -> None:

@@ -18,7 +18,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from cudaopt.cli_style import fail
+from cudaopt.cli.common import find_run, load_env_files, where
+from cudaopt.cli.style import fail
 from cudaopt.config import SPECS, ConfigError, Settings, load_settings
 from cudaopt.doctor import FAIL, Check, assess, run_doctor
 from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
                 "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
                 "failed": "red", "running": "cyan", "absent": "dim"}
-LATEST = ("latest", "last")
 
 
 def _echo_json(data: Any) -> None:
@@ -44,11 +44,6 @@ def _search_dirs(dirs: list[Path] | None) -> list[Path]:
     if not dirs:
         return search_dirs()
     return [d.parent if d.is_file() else d for d in dirs]
-
-
-def _where(dirs: list[Path]) -> str:
-    shown = [str(d) for d in dirs[:3]] + (["…"] if len(dirs) > 3 else [])
-    return ", ".join(shown)
 
 
 def runs_table(found: list[tuple[Path, RunMeta]], width: int) -> Table:
@@ -92,37 +87,18 @@ def runs_command(
 
     Found from anywhere in the repository: the runs of the working folder and of each
     folder above it, and those the repository root's index points to."""
-    where = _search_dirs(dirs)
-    found = list_runs(where)
+    searched = _search_dirs(dirs)
+    found = list_runs(searched)
     if as_json:
         _echo_json([{"run_dir": str(path), "task_name": task_name(Path(meta.task)),
                      **asdict(meta)} for path, meta in found])
         return
     if not found:
-        typer.echo(f"no runs found in {_where(where)} (a run lives in <task folder>/.cudaopt/"
+        typer.echo(f"no runs found in {where(searched)} (a run lives in <task folder>/.cudaopt/"
                    "runs and is indexed at its repository's root)")
         return
     console = Console()
     console.print(runs_table(found, console.width))
-
-
-def find_run(run: str, dirs: list[Path]) -> Path:
-    """A run directory from a path, a run id, a unique id prefix, or `latest`."""
-    path = Path(run)
-    if (path / "meta.json").is_file():
-        return path
-    found: list[tuple[Path, RunMeta]] = list_runs(dirs)
-    if run in LATEST and found:
-        return found[0][0]
-    exact = [p for p, meta in found if run in (meta.run_id, p.name)]
-    matches = exact or [p for p, meta in found if p.name.startswith(run)]
-    if len(matches) == 1:
-        return matches[0]
-    where = _where(dirs)
-    if matches:
-        names = ", ".join(p.name for p in matches[:5])
-        raise fail(f"{run!r} matches several runs ({names}); give more of the id")
-    raise fail(f"no run {run!r} found from {where}; `cudaopt runs` lists them")
 
 
 def show_command(
@@ -208,10 +184,8 @@ def doctor_command(
     if settings is not None:
         model = model or settings.model
         api_base = api_base or settings.api_base
-    if model and (Path.cwd() / ".env").is_file():  # keys as `optimize` finds them
-        from dotenv import load_dotenv
-
-        load_dotenv(Path.cwd() / ".env", override=False)
+    if model:  # keys as `optimize` finds them
+        load_env_files([Path.cwd()])
     checks = [config_check, *run_doctor(model, api_base, build=not quick)]
     code, summary = assess(checks)
     if as_json:

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from cudaopt.cli_judge import (
+from cudaopt.cli.common import (
     AllowOpt,
     AtolOpt,
     BudgetOpt,

@@ -5,68 +5,37 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 
-from cudaopt.cli_style import fail
-from cudaopt.config import ConfigError, Settings, load_settings
+from cudaopt.cli.common import (
+    AllowOpt,
+    AtolOpt,
+    BudgetOpt,
+    DeviceOpt,
+    JsonOpt,
+    ModeOpt,
+    RtolOpt,
+    TimeoutOpt,
+    TrialsOpt,
+    layered_options,
+)
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.judge.api import Progress
 from cudaopt.report import render_verdict
 from cudaopt.task import BadInput
 
-_DEFAULTS = Settings()
 SETTINGS_NOTE = ("Defaults of --device, --atol, --rtol, --trials, --allow, --timeout and "
                  "--compile-mode come from the settings (cudaopt.toml, CUDAOPT_*, ...): "
                  "`cudaopt config` shows them and where each is set.")
-
-
-def _opt(flag: str, metavar: str, help: str, shown: object = None, **kw: Any) -> Any:
-    """An option left None unless given, so the configuration layers fill it in."""
-    if shown is not None:
-        help += f"  [default: {shown}]"
-    return typer.Option(None, flag, metavar=metavar, help=help, show_default=False, **kw)
-
-
-DeviceOpt = _opt("--device", "DEVICE", "cuda, cuda:N or cpu", "cuda when present, else cpu")
-JsonOpt = _opt("--json", "PATH", "also write the JSON verdict to PATH ('-': stdout)")
-AtolOpt = _opt("--atol", "X", "absolute tolerance", _DEFAULTS.atol)
-RtolOpt = _opt("--rtol", "X", "relative tolerance", _DEFAULTS.rtol)
-TrialsOpt = _opt("--trials", "N", "verification trials, each on fresh inputs", _DEFAULTS.trials)
-AllowOpt = _opt("--allow", "OP", "aten operator the candidate may run (repeatable, "
-                "e.g. --allow mm; '*' allows all)")
-TimeoutOpt = _opt("--timeout", "SECONDS", "time limit of each candidate step",
-                  f"{_DEFAULTS.timeout_s:g}")
-ModeOpt = _opt("--compile-mode", "MODE", "torch.compile mode(s) of the baseline, "
-               "comma-separated (e.g. default,max-autotune-no-cudagraphs): the fastest is "
-               "the baseline", _DEFAULTS.compile_mode)
-BudgetOpt = typer.Option(10.0, "--time-budget", metavar="SECONDS",
-                         help="timing stops once the spread is small or this is spent")
 CeilingOpt = typer.Option(10.0, "--ceiling", metavar="X",
                           help="speedups above X are re-measured and flagged")
 BaselineOpt = typer.Option(True, "--compile-baseline/--no-compile-baseline",
                            help="time torch.compile too (the target is 5% faster than it)")
 TraceOpt = typer.Option(False, "--trace", help="print each step with its start time instead "
                         "of a spinner (where does the time go?)")
-
-
-def layered_options(model: Path, device: str | None, atol: float | None, rtol: float | None,
-                    trials: int | None, allow: list[str] | None, timeout: float | None,
-                    compile_mode: str | None, **judge: Any) -> JudgeOptions:
-    """Flags over the configuration layers (`cudaopt config` shows them) found from the
-    folder of `model` (a task file, or any file in the folder the command serves), as
-    `optimize` reads them."""
-    flags = {"device": device, "atol": atol, "rtol": rtol, "trials": trials,
-             "allow": allow or None, "timeout_s": timeout, "compile_mode": compile_mode}
-    try:
-        settings = load_settings(model.resolve().parent, flags)
-    except ConfigError as exc:
-        raise fail(str(exc)) from exc
-    return replace(settings.judge_options(), **judge)
 
 
 def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str | None,
