@@ -33,7 +33,7 @@ from cudaopt.cli.common import (
     sandbox_for,
     setting_opt,
 )
-from cudaopt.cli.style import Command, fail
+from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, load_settings
 from cudaopt.rundir import state_dir
 
@@ -48,11 +48,12 @@ class _RunByDefault(TyperGroup):
 
 
 bench_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, help=(
-    "Bench a model (--model) or existing kernels (--candidates) over whole suites of "
-    "KernelBench-format tasks; `bench show BENCH`, `bench compare A B`."))
+    "Bench a model or existing kernels over whole suites.\n\nA model (--model) or a folder "
+    "of existing kernels (--candidates) over suites of KernelBench-format tasks; "
+    "`bench SUITE...` is `bench run SUITE...`."))
 
 
-@bench_app.command("run", cls=Command)
+@bench_app.command("run")
 def run_cmd(
     suites: list[Path] = typer.Argument(..., metavar="SUITE", show_default=False,
                                         help="task files or folders (KernelBench/level1 …)"),
@@ -86,7 +87,9 @@ def run_cmd(
     ray: str = setting_opt("--ray", "ADDRESS", "run on a Ray cluster: auto (RAY_ADDRESS, or `ray "
                            "start` here) or ray://HEAD:10001"),
 ) -> None:
-    """Run (or continue) a bench; results stream to BENCH/results.jsonl."""
+    """Run a bench, or continue it.
+
+    Results stream to BENCH/results.jsonl."""
     if (model is None) == (candidates is None):
         raise fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
     if candidates is not None and not candidates.is_dir():
@@ -197,9 +200,11 @@ def _finish(bench: Path, console: Console) -> None:
                   markup=False)
 
 
-@bench_app.command("show", cls=Command)
+@bench_app.command("show")
 def show_cmd(bench: Path = typer.Argument(..., metavar="BENCH", help="a bench folder")) -> None:
-    """The table of a bench again (summary files rewritten from results.jsonl)."""
+    """Show a bench's table again.
+
+    Its summary files are rewritten from results.jsonl."""
     try:
         _finish_checked(bench)
     except report.NotABench as exc:
@@ -211,11 +216,13 @@ def _finish_checked(bench: Path) -> None:
     _finish(bench, Console(stderr=True))
 
 
-@bench_app.command("compare", cls=Command)
+@bench_app.command("compare")
 def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (before)"),
                 b: Path = typer.Argument(..., metavar="BENCH_B", help="bench B (after)"),
                 json_path: Path = setting_opt("--json", "PATH", "also write it as JSON")) -> None:
-    """Per-task changes from A to B and the change of every summary figure."""
+    """Compare two benches, task by task.
+
+    Per-task changes from A to B and the change of every summary figure."""
     import json
 
     from cudaopt.bench.compare import compare, render

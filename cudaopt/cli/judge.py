@@ -138,81 +138,92 @@ EXITS = ("Exit 0 only if correct and clean; 2 bad input, 3 build failure, 4 wron
          "5 rule violation, 6 crash or timeout.")
 
 
+CHECK_HELP = f"Build, verify and time CANDIDATE against MODEL.\n\n{EXITS}"
+VERIFY_HELP = f"Build and verify a workspace's model_new.py (no timing).\n\n{EXITS}"
+PROFILE_HELP = ("Build, verify and time a workspace's model_new.py.\n\nAgainst eager PyTorch "
+                "and torch.compile: cold and warm figures, where the time goes, and the "
+                f"distance to the hardware's limit.\n\n{EXITS}")
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("check", epilog=SETTINGS_NOTE,
-                 help=f"Build, verify and time CANDIDATE against MODEL.\n\n{EXITS}")
-    def check_cmd(
-        model: Path = ModelArg, candidate: Path = CandidateArg,
-        device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
-        rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
-        timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
-        time_budget: float = BudgetOpt,
-        profile: bool = typer.Option(True, "--profile/--no-profile",
-                                     help="time it against eager and torch.compile"),
-        compile_baseline: bool = BaselineOpt, ceiling: float = CeilingOpt,
-        trace: bool = TraceOpt,
-    ) -> None:
-        options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
-                           time_budget_s=time_budget, profile=profile,
-                           compile_baseline=compile_baseline, ceiling=ceiling)
-        _judge(model, candidate, options, json_path, trace)
+    """Add `check`, `serve`, `verify` and `profile` to the `cudaopt` app."""
+    app.command("check", epilog=SETTINGS_NOTE, help=CHECK_HELP)(check_cmd)
+    app.command("serve")(serve_cmd)
+    app.command("verify", epilog=SETTINGS_NOTE, help=VERIFY_HELP)(verify_cmd)
+    app.command("profile", epilog=SETTINGS_NOTE, help=PROFILE_HELP)(profile_cmd)
 
-    @app.command("serve")
-    def serve_cmd(
-        folder: Path = typer.Argument(Path("."), metavar="FOLDER",
-                                      help="folder whose checks it serves"),
-        device: str = DeviceOpt,
-    ) -> None:
-        """Keep a warm judge for FOLDER until Ctrl-C.
 
-        `cudaopt check`, `verify` and `profile` on files under FOLDER reuse its loaded
-        workers and compiled baseline instead of starting them each time."""
-        from cudaopt.judge.serve import serve
+def check_cmd(
+    model: Path = ModelArg, candidate: Path = CandidateArg,
+    device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
+    rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
+    timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
+    time_budget: float = BudgetOpt,
+    profile: bool = typer.Option(True, "--profile/--no-profile",
+                                 help="time it against eager and torch.compile"),
+    compile_baseline: bool = BaselineOpt, ceiling: float = CeilingOpt,
+    trace: bool = TraceOpt,
+) -> None:
+    """Help: CHECK_HELP. The judge's flags over the settings, as `optimize` judges."""
+    options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
+                              time_budget_s=time_budget, profile=profile,
+                              compile_baseline=compile_baseline, ceiling=ceiling)
+    _judge(model, candidate, options, json_path, trace)
 
-        if not folder.is_dir():
-            raise typer.BadParameter(f"{folder} is not a folder", param_hint="FOLDER")
-        err = Console(stderr=True)
-        # SIGTERM stops it as cleanly as Ctrl-C; SIGINT too when started in the background
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, signal.default_int_handler)
 
-        def ready(socket_path: Path) -> None:
-            err.print(f"warm judge for {folder.resolve()} ({socket_path}): checks of files "
-                      "under it use it. Ctrl-C stops it.")
+def serve_cmd(
+    folder: Path = typer.Argument(Path("."), metavar="FOLDER",
+                                  help="folder whose checks it serves"),
+    device: str = DeviceOpt,
+) -> None:
+    """Keep a warm judge for FOLDER until Ctrl-C.
 
-        options = layered_options(folder / "model.py", device, None, None, None, None, None, None)
-        try:
-            serve(folder, options, ready)
-        except KeyboardInterrupt:
-            err.print("warm judge stopped")
+    `cudaopt check`, `verify` and `profile` on files under FOLDER reuse its loaded
+    workers and compiled baseline instead of starting them each time."""
+    from cudaopt.judge.serve import serve
 
-    @app.command("verify", epilog=SETTINGS_NOTE,
-                 help=f"Build and verify a workspace's model_new.py (no timing).\n\n{EXITS}")
-    def verify_cmd(
-        model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
-        device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
-        rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
-        timeout: float = TimeoutOpt, trace: bool = TraceOpt,
-    ) -> None:
-        options = layered_options(model, device, atol, rtol, trials, allow, timeout, None,
-                           profile=False)
-        _judge(model, candidate, options, json_path, trace)
+    if not folder.is_dir():
+        raise typer.BadParameter(f"{folder} is not a folder", param_hint="FOLDER")
+    err = Console(stderr=True)
+    # SIGTERM stops it as cleanly as Ctrl-C; SIGINT too when started in the background
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.default_int_handler)
 
-    @app.command("profile", epilog=SETTINGS_NOTE,
-                 help="Build, verify and time a workspace's model_new.py against eager "
-                 "PyTorch and torch.compile: cold and warm figures, where the time goes, and "
-                 f"the distance to the hardware's limit.\n\n{EXITS}")
-    def profile_cmd(
-        model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
-        device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
-        rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
-        timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
-        time_budget: float = BudgetOpt, compile_baseline: bool = BaselineOpt,
-        ceiling: float = CeilingOpt, trace: bool = TraceOpt,
-        ncu: bool = typer.Option(False, "--ncu", help="also run Nsight Compute on the "
-                                 "candidate's kernels (occupancy, throughput, top stall)"),
-    ) -> None:
-        options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
-                           time_budget_s=time_budget, compile_baseline=compile_baseline,
-                           ceiling=ceiling)
-        _judge(model, candidate, options, json_path, trace, ncu)
+    def ready(socket_path: Path) -> None:
+        err.print(f"warm judge for {folder.resolve()} ({socket_path}): checks of files "
+                  "under it use it. Ctrl-C stops it.")
+
+    options = layered_options(folder / "model.py", device, None, None, None, None, None, None)
+    try:
+        serve(folder, options, ready)
+    except KeyboardInterrupt:
+        err.print("warm judge stopped")
+
+
+def verify_cmd(
+    model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
+    device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
+    rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
+    timeout: float = TimeoutOpt, trace: bool = TraceOpt,
+) -> None:
+    """Help: VERIFY_HELP. The agent's check inside its workspace: correctness, no timing."""
+    options = layered_options(model, device, atol, rtol, trials, allow, timeout, None,
+                              profile=False)
+    _judge(model, candidate, options, json_path, trace)
+
+
+def profile_cmd(
+    model: Path = WorkspaceModel, candidate: Path = WorkspaceCandidate,
+    device: str = DeviceOpt, json_path: str = JsonOpt, atol: float = AtolOpt,
+    rtol: float = RtolOpt, trials: int = TrialsOpt, allow: list[str] = AllowOpt,
+    timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
+    time_budget: float = BudgetOpt, compile_baseline: bool = BaselineOpt,
+    ceiling: float = CeilingOpt, trace: bool = TraceOpt,
+    ncu: bool = typer.Option(False, "--ncu", help="also run Nsight Compute on the "
+                             "candidate's kernels (occupancy, throughput, top stall)"),
+) -> None:
+    """Help: PROFILE_HELP. The agent's full measurement inside its workspace."""
+    options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
+                              time_budget_s=time_budget, compile_baseline=compile_baseline,
+                              ceiling=ceiling)
+    _judge(model, candidate, options, json_path, trace, ncu)

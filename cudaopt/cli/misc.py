@@ -83,10 +83,11 @@ def runs_command(
         "above it, up to the repository root]"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """List past runs, newest first: result, best speedup, model, branch, start time.
+    """List past runs, newest first.
 
-    Found from anywhere in the repository: the runs of the working folder and of each
-    folder above it, and those the repository root's index points to."""
+    Each with its result, best speedup, model, branch and start time. Found from anywhere
+    in the repository: the runs of the working folder and of each folder above it, and
+    those the repository root's index points to."""
     searched = _search_dirs(dirs)
     found = list_runs(searched)
     if as_json:
@@ -109,7 +110,9 @@ def show_command(
         help="task folder to look in (repeatable)  [default: as `cudaopt runs`]"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """Re-render a run's report: timings with spread, speedups, versions, branch, cost."""
+    """Show a run's report again.
+
+    Timings with spread, speedups, versions, branch and cost, as at the end of the run."""
     run_dir = find_run(run, _search_dirs(folder))
     try:
         record = load_run(run_dir)
@@ -175,8 +178,10 @@ def doctor_command(
     quick: bool = typer.Option(False, "--quick", help="skip the trial kernel builds"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """Check what this machine can do: the CPU path (compiler, ninja, a trial build), the
-    CUDA path (GPU, driver, nvcc, a trial CUDA build), the sandbox and the model.
+    """Check what this machine can do.
+
+    The CPU path (compiler, ninja, a trial build), the CUDA path (GPU, driver, nvcc, a
+    trial CUDA build), the sandbox and the model.
 
     Exit 0 everything works; 3 the CPU path works but not everything (e.g. no GPU, no
     sandbox: the summary says what); 1 nothing can be judged here."""

@@ -78,8 +78,10 @@ def _exit_code(result: RunResult) -> int:
     return 0 if result.accepted else EXIT_NOT_ACCEPTED
 
 
-HELP = """Optimize TASK: the model writes kernels until the judge finds one at least 5% faster
-than torch.compile, and the accepted kernel is committed to a new git branch.
+HELP = """Optimize TASK: a verified kernel faster than torch.compile.
+
+The model writes kernels until the judge finds one at least 5% faster than torch.compile,
+and the accepted kernel is committed to a new git branch.
 
 Before the first model call, the device, the git repository and the task itself (loaded
 and run once on the device) are checked. `cudaopt optimize --resume RUN` continues a run.
