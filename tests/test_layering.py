@@ -32,3 +32,24 @@ def test_no_floor_imports_a_floor_above_it() -> None:
         done = subprocess.run([sys.executable, "-c", PROBE, module, json.dumps(above)],
                               capture_output=True, text=True, check=True)
         assert json.loads(done.stdout) == [], f"{module} loads {done.stdout.strip()}"
+
+
+def test_no_command_module_of_the_cli_imports_another() -> None:
+    """What two commands share lives in `cudaopt.cli.common` or `cudaopt.cli.style`, so a
+    command's front end never reaches into another's (and there is no `cudaopt/cli_*.py`)."""
+    import ast
+
+    from cudaopt import ROOT
+
+    package = ROOT / "cudaopt" / "cli"
+    modules = {p.stem: ast.parse(p.read_text()) for p in package.glob("*.py")}
+    commands = {name for name, tree in modules.items() if any(
+        isinstance(node, ast.FunctionDef) and node.name == "register" for node in tree.body)}
+    assert {"judge", "optimize", "misc", "bench", "models", "env", "synth"} <= commands
+    for name in commands:
+        imported = {alias.name.split(".")[0] if node.module == "cudaopt.cli" else
+                    (node.module or "").removeprefix("cudaopt.cli.").split(".")[0]
+                    for node in ast.walk(modules[name]) if isinstance(node, ast.ImportFrom)
+                    if (node.module or "").startswith("cudaopt.cli") for alias in node.names}
+        assert not imported & (commands - {name}), f"cudaopt.cli.{name} imports {imported}"
+    assert not list((ROOT / "cudaopt").glob("cli_*.py"))

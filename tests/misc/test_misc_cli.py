@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from cudaopt import cli_misc
+from cudaopt.cli import misc
 from cudaopt.doctor import Check
 from cudaopt.rundir import new_run_dir, write_meta
 from tests.misc.misc_helpers import make_meta, make_verdict
@@ -22,7 +22,7 @@ WIDE = {"COLUMNS": "250"}
 def app() -> typer.Typer:
     """Only this module's commands: the rest of the CLI lands separately."""
     app = typer.Typer()
-    cli_misc.register(app)
+    misc.register(app)
     return app
 
 
@@ -136,7 +136,7 @@ def test_doctor_exit_code_and_json(tmp_path: Path, home: Path, app: typer.Typer,
         seen.update(model=model, api_base=api_base, build=build)
         return [Check("gpu", "pass", "NVIDIA H200"), Check("sandbox", "warn", "no bwrap")]
 
-    monkeypatch.setattr(cli_misc, "run_doctor", fake)
+    monkeypatch.setattr(misc, "run_doctor", fake)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cudaopt.toml").write_text('model = "openai/gpt-5"\n')
     code, out = _run(app, "doctor", "--quick", "--json")

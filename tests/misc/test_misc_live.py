@@ -95,7 +95,7 @@ def test_markdown_report_for_the_branch() -> None:
 
 def test_a_run_without_a_commit_says_where_the_kernel_is(tmp_path: Path) -> None:
     from cudaopt.agent.run import RunResult
-    from cudaopt.cli_optimize import say_where
+    from cudaopt.cli.optimize import say_where
 
     meta = make_meta(tmp_path / "model.py")
     out = io.StringIO()

@@ -14,7 +14,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from cudaopt import cli_misc
+from cudaopt.cli import misc
 from cudaopt.rundir import new_run_dir, read_meta, task_name, write_meta
 from cudaopt.runindex import register
 from tests.misc.misc_helpers import git, make_meta
@@ -23,7 +23,7 @@ from tests.misc.misc_helpers import git, make_meta
 @pytest.fixture
 def app() -> typer.Typer:
     app = typer.Typer()
-    cli_misc.register(app)
+    misc.register(app)
     return app
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from cudaopt.cli_judge import (
+from cudaopt.cli.common import (
     AllowOpt,
     AtolOpt,
     BudgetOpt,
@@ -18,12 +18,44 @@ from cudaopt.cli_judge import (
     TimeoutOpt,
     TrialsOpt,
     layered_options,
+    setting_opt,
 )
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.local import slot_specs
 
-env_app = typer.Typer(help="The reward service: train a kernel-writing policy against "
-                      "cudaopt's judge.", no_args_is_help=True)
+env_app = typer.Typer(no_args_is_help=True, help="Serve cudaopt's judge as a reward "
+                      "service for RL.\n\nTrain a kernel-writing policy against it in the "
+                      "environment it will meet inside `cudaopt optimize`.")
+
+GpusOpt = setting_opt("--gpus", "LIST", "GPU indices to serve, e.g. 0,1", "every visible GPU")
+PortOpt = typer.Option(8765, "--port", metavar="PORT", help="TCP port (0: any free port)")
+HostOpt = typer.Option("127.0.0.1", "--host", metavar="ADDRESS", help="address to bind; "
+                       "other than 127.0.0.1 exposes the service to the network")
+TokenOpt = setting_opt("--token-file", "PATH", "file holding the bearer token",
+                       "a new one in ROOT/token")
+EnvDeviceOpt = setting_opt("--device", "DEVICE", "cuda or cpu", "cuda when present, else cpu")
+SandboxOpt = typer.Option("auto", "--sandbox", metavar="MODE", help="auto | bwrap | none: "
+                          "episodes' shells and candidate workers, as in optimize")
+RootOpt = setting_opt("--root", "DIR", "state folder: episodes (run directories), sources",
+                      "~/.local/state/cudaopt/env")
+EpisodesOpt = typer.Option(8, "--max-episodes", metavar="N", min=1, help="episodes at once")
+StepsOpt = typer.Option(40, "--max-steps", metavar="N", min=1, help="steps per episode")
+MinutesOpt = typer.Option(60.0, "--max-minutes", metavar="MINUTES",
+                          help="wall time per episode")
+ContextOpt = setting_opt("--context-tokens", "N", "the policy's context window: what an "
+                         "episode sends past it is compacted", "no compaction", min=1)
+IdleOpt = typer.Option(600.0, "--idle", metavar="SECONDS", help="time without an action "
+                       "before an episode is ended")
+DiskOpt = typer.Option(2048, "--episode-disk-mb", metavar="MB", min=1, help="disk space an "
+                       "episode's files may take before it is ended")
+QueueOpt = typer.Option(64, "--queue-per-slot", metavar="N", min=1, help="candidates waiting "
+                        "per slot before /verify answers busy")
+WorkersOpt = typer.Option(1, "--workers", metavar="N", min=1, help="CPU slots (--device cpu; "
+                          "timings on a shared CPU interfere)")
+AttemptsOpt = typer.Option(2, "--attempts", metavar="N", min=1, help="tries of a candidate "
+                           "whose slot process died, before it is an infrastructure error")
+RayOpt = setting_opt("--ray", "ADDRESS", "judge /verify on a Ray cluster: auto (RAY_ADDRESS, "
+                     "or `ray start` here) or ray://HEAD:10001; episodes stay on this machine")
 
 
 def _default_root() -> Path:
@@ -42,44 +74,14 @@ def _gpus(text: str | None) -> list[int] | None:
 
 @env_app.command("serve")
 def serve_cmd(
-    gpus: str = typer.Option(None, "--gpus", help="GPU indices to serve, e.g. 0,1 "
-                             "(default: every visible GPU)"),
-    port: int = typer.Option(8765, "--port", help="TCP port (0: any free port)"),
-    host: str = typer.Option("127.0.0.1", "--host", help="address to bind; other than "
-                             "127.0.0.1 exposes the service to the network"),
-    token_file: Path = typer.Option(None, "--token-file", help="file holding the bearer "
-                                    "token (default: a new one in ROOT/token)"),
-    device: str = typer.Option(None, "--device", help="cuda or cpu (default: cuda when "
-                               "present)"),
-    sandbox: str = typer.Option("auto", "--sandbox", help="auto | bwrap | none: episodes' "
-                                "shells and candidate workers, as in optimize"),
-    root: Path = typer.Option(None, "--root", help="state folder: episodes (run "
-                              "directories), sources (default: ~/.local/state/cudaopt/env)"),
-    max_episodes: int = typer.Option(8, "--max-episodes", min=1, help="episodes at once"),
-    max_steps: int = typer.Option(40, "--max-steps", min=1, help="steps per episode"),
-    max_minutes: float = typer.Option(60.0, "--max-minutes", help="wall time per episode"),
-    context_tokens: int = typer.Option(None, "--context-tokens", min=1, help="the policy's "
-                                       "context window: what an episode sends past it is "
-                                       "compacted (default: no compaction)"),
-    idle: float = typer.Option(600.0, "--idle", help="seconds without an action before an "
-                               "episode is ended"),
-    episode_disk_mb: int = typer.Option(2048, "--episode-disk-mb", min=1),
-    queue_per_slot: int = typer.Option(64, "--queue-per-slot", min=1, help="candidates "
-                                       "waiting per slot before /verify answers busy"),
-    workers: int = typer.Option(1, "--workers", min=1, help="CPU slots (--device cpu; "
-                                "timings on a shared CPU interfere)"),
-    attempts: int = typer.Option(2, "--attempts", min=1, help="tries of a candidate whose "
-                                 "slot process died, before it is an infrastructure error"),
-    trials: int = TrialsOpt,
-    time_budget: float = BudgetOpt,
-    atol: float = AtolOpt,
-    rtol: float = RtolOpt,
-    timeout: float = TimeoutOpt,
-    compile_mode: str = ModeOpt,
-    allow: list[str] = AllowOpt,
-    ray: str = typer.Option(None, "--ray", metavar="ADDRESS", help="judge /verify on a Ray "
-                            "cluster: auto (RAY_ADDRESS, or `ray start` here) or "
-                            "ray://HEAD:10001; episodes stay on this machine"),
+    gpus: str = GpusOpt, port: int = PortOpt, host: str = HostOpt, token_file: Path = TokenOpt,
+    device: str = EnvDeviceOpt, sandbox: str = SandboxOpt, root: Path = RootOpt,
+    max_episodes: int = EpisodesOpt, max_steps: int = StepsOpt, max_minutes: float = MinutesOpt,
+    context_tokens: int = ContextOpt, idle: float = IdleOpt, episode_disk_mb: int = DiskOpt,
+    queue_per_slot: int = QueueOpt, workers: int = WorkersOpt, attempts: int = AttemptsOpt,
+    trials: int = TrialsOpt, time_budget: float = BudgetOpt, atol: float = AtolOpt,
+    rtol: float = RtolOpt, timeout: float = TimeoutOpt, compile_mode: str = ModeOpt,
+    allow: list[str] = AllowOpt, ray: str = RayOpt,
 ) -> None:
     """Serve /verify, /reset, /step, /state and /health until Ctrl-C."""
     from cudaopt.env.options import ServiceOptions

@@ -18,7 +18,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from cudaopt.cli_style import fail
+from cudaopt.cli.common import find_run, load_env_files, where
+from cudaopt.cli.style import fail
 from cudaopt.config import SPECS, ConfigError, Settings, load_settings
 from cudaopt.doctor import FAIL, Check, assess, run_doctor
 from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
                 "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
                 "failed": "red", "running": "cyan", "absent": "dim"}
-LATEST = ("latest", "last")
 
 
 def _echo_json(data: Any) -> None:
@@ -44,11 +44,6 @@ def _search_dirs(dirs: list[Path] | None) -> list[Path]:
     if not dirs:
         return search_dirs()
     return [d.parent if d.is_file() else d for d in dirs]
-
-
-def _where(dirs: list[Path]) -> str:
-    shown = [str(d) for d in dirs[:3]] + (["…"] if len(dirs) > 3 else [])
-    return ", ".join(shown)
 
 
 def runs_table(found: list[tuple[Path, RunMeta]], width: int) -> Table:
@@ -88,41 +83,23 @@ def runs_command(
         "above it, up to the repository root]"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """List past runs, newest first: result, best speedup, model, branch, start time.
+    """List past runs, newest first.
 
-    Found from anywhere in the repository: the runs of the working folder and of each
-    folder above it, and those the repository root's index points to."""
-    where = _search_dirs(dirs)
-    found = list_runs(where)
+    Each with its result, best speedup, model, branch and start time. Found from anywhere
+    in the repository: the runs of the working folder and of each folder above it, and
+    those the repository root's index points to."""
+    searched = _search_dirs(dirs)
+    found = list_runs(searched)
     if as_json:
         _echo_json([{"run_dir": str(path), "task_name": task_name(Path(meta.task)),
                      **asdict(meta)} for path, meta in found])
         return
     if not found:
-        typer.echo(f"no runs found in {_where(where)} (a run lives in <task folder>/.cudaopt/"
+        typer.echo(f"no runs found in {where(searched)} (a run lives in <task folder>/.cudaopt/"
                    "runs and is indexed at its repository's root)")
         return
     console = Console()
     console.print(runs_table(found, console.width))
-
-
-def find_run(run: str, dirs: list[Path]) -> Path:
-    """A run directory from a path, a run id, a unique id prefix, or `latest`."""
-    path = Path(run)
-    if (path / "meta.json").is_file():
-        return path
-    found: list[tuple[Path, RunMeta]] = list_runs(dirs)
-    if run in LATEST and found:
-        return found[0][0]
-    exact = [p for p, meta in found if run in (meta.run_id, p.name)]
-    matches = exact or [p for p, meta in found if p.name.startswith(run)]
-    if len(matches) == 1:
-        return matches[0]
-    where = _where(dirs)
-    if matches:
-        names = ", ".join(p.name for p in matches[:5])
-        raise fail(f"{run!r} matches several runs ({names}); give more of the id")
-    raise fail(f"no run {run!r} found from {where}; `cudaopt runs` lists them")
 
 
 def show_command(
@@ -133,7 +110,9 @@ def show_command(
         help="task folder to look in (repeatable)  [default: as `cudaopt runs`]"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """Re-render a run's report: timings with spread, speedups, versions, branch, cost."""
+    """Show a run's report again.
+
+    Timings with spread, speedups, versions, branch and cost, as at the end of the run."""
     run_dir = find_run(run, _search_dirs(folder))
     try:
         record = load_run(run_dir)
@@ -199,8 +178,10 @@ def doctor_command(
     quick: bool = typer.Option(False, "--quick", help="skip the trial kernel builds"),
     as_json: bool = typer.Option(False, "--json", help="print JSON for scripts"),
 ) -> None:
-    """Check what this machine can do: the CPU path (compiler, ninja, a trial build), the
-    CUDA path (GPU, driver, nvcc, a trial CUDA build), the sandbox and the model.
+    """Check what this machine can do.
+
+    The CPU path (compiler, ninja, a trial build), the CUDA path (GPU, driver, nvcc, a
+    trial CUDA build), the sandbox and the model.
 
     Exit 0 everything works; 3 the CPU path works but not everything (e.g. no GPU, no
     sandbox: the summary says what); 1 nothing can be judged here."""
@@ -208,10 +189,8 @@ def doctor_command(
     if settings is not None:
         model = model or settings.model
         api_base = api_base or settings.api_base
-    if model and (Path.cwd() / ".env").is_file():  # keys as `optimize` finds them
-        from dotenv import load_dotenv
-
-        load_dotenv(Path.cwd() / ".env", override=False)
+    if model:  # keys as `optimize` finds them
+        load_env_files([Path.cwd()])
     checks = [config_check, *run_doctor(model, api_base, build=not quick)]
     code, summary = assess(checks)
     if as_json:

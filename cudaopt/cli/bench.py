@@ -22,9 +22,18 @@ from typer.core import TyperGroup
 from cudaopt.bench import report, results
 from cudaopt.bench.runner import BenchConfig, plan, run, todo
 from cudaopt.bench.suite import SuiteError, discover
-from cudaopt.cli_judge import _DEFAULTS, BudgetOpt, DeviceOpt, TimeoutOpt, TrialsOpt, _opt
-from cudaopt.cli_optimize import EXIT_INTERRUPTED, device_for, sandbox_for
-from cudaopt.cli_style import EXIT_BAD_INPUT, Command, fail
+from cudaopt.cli.common import (
+    DEFAULTS,
+    EXIT_INTERRUPTED,
+    BudgetOpt,
+    DeviceOpt,
+    TimeoutOpt,
+    TrialsOpt,
+    device_for,
+    sandbox_for,
+    setting_opt,
+)
+from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, load_settings
 from cudaopt.rundir import state_dir
 
@@ -39,44 +48,48 @@ class _RunByDefault(TyperGroup):
 
 
 bench_app = typer.Typer(cls=_RunByDefault, no_args_is_help=True, help=(
-    "Bench a model (--model) or existing kernels (--candidates) over whole suites of "
-    "KernelBench-format tasks; `bench show BENCH`, `bench compare A B`."))
+    "Bench a model or existing kernels over whole suites.\n\nA model (--model) or a folder "
+    "of existing kernels (--candidates) over suites of KernelBench-format tasks; "
+    "`bench SUITE...` is `bench run SUITE...`."))
 
 
-@bench_app.command("run", cls=Command)
+@bench_app.command("run")
 def run_cmd(
     suites: list[Path] = typer.Argument(..., metavar="SUITE", show_default=False,
                                         help="task files or folders (KernelBench/level1 …)"),
-    model: str = _opt("--model", "MODEL", "agent mode: a litellm model string, or replay:PATH"),
-    candidates: Path = _opt("--candidates", "DIR", "candidate mode: a folder of existing "
-                            "kernels (layouts: see docs/bench.md)"),
+    model: str = setting_opt("--model", "MODEL", "agent mode: a litellm model string, or "
+                             "replay:PATH"),
+    candidates: Path = setting_opt("--candidates", "DIR", "candidate mode: a folder of existing "
+                                   "kernels (layouts: see docs/bench.md)"),
     sample: int = typer.Option(0, "--sample", metavar="S", help="KernelBench layout: which "
                                "sample of each problem"),
-    api_base: str = _opt("--api-base", "URL", "OpenAI-compatible endpoint"),
+    api_base: str = setting_opt("--api-base", "URL", "OpenAI-compatible endpoint"),
     device: str = DeviceOpt,
-    gpus: str = _opt("--gpus", "LIST", "GPUs to use, e.g. 0,1", "all"),
+    gpus: str = setting_opt("--gpus", "LIST", "GPUs to use, e.g. 0,1", "all"),
     workers: int = typer.Option(1, "--workers", metavar="N", min=1,
                                 help="CPU slots with --device cpu"),
-    out: Path = _opt("--out", "BENCH", "bench folder; an existing one is continued",
-                     "a new one under .cudaopt/bench/"),
-    work: Path = _opt("--work", "DIR", "where jobs are built and judged; benches sharing "
-                      "one reuse builds", "BENCH/work"),
-    max_steps: int = _opt("--max-steps", "N", "agent mode: model calls per task",
-                          _DEFAULTS.max_steps),
-    max_cost: float = _opt("--max-cost", "USD", "agent mode: model spend per task",
-                           _DEFAULTS.max_cost),
-    max_minutes: float = _opt("--max-minutes", "MINUTES", "agent mode: wall time per task",
-                              _DEFAULTS.max_minutes),
+    out: Path = setting_opt("--out", "BENCH", "bench folder; an existing one is continued",
+                            "a new one under .cudaopt/bench/"),
+    work: Path = setting_opt("--work", "DIR", "where jobs are built and judged; benches sharing "
+                             "one reuse builds", "BENCH/work"),
+    max_steps: int = setting_opt("--max-steps", "N", "agent mode: model calls per task",
+                                 DEFAULTS.max_steps),
+    max_cost: float = setting_opt("--max-cost", "USD", "agent mode: model spend per task",
+                                  DEFAULTS.max_cost),
+    max_minutes: float = setting_opt("--max-minutes", "MINUTES", "agent mode: wall time per task",
+                                     DEFAULTS.max_minutes),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="re-run tasks that are "
                                       "not correct too (machine failures always re-run)"),
     trials: int = TrialsOpt, timeout: float = TimeoutOpt, time_budget: float = BudgetOpt,
     profile: bool = typer.Option(True, "--profile/--no-profile", help="time candidates too"),
-    sandbox: str = _opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
-                        _DEFAULTS.sandbox),
-    ray: str = _opt("--ray", "ADDRESS", "run on a Ray cluster: auto (RAY_ADDRESS, or `ray "
-                    "start` here) or ray://HEAD:10001"),
+    sandbox: str = setting_opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
+                               DEFAULTS.sandbox),
+    ray: str = setting_opt("--ray", "ADDRESS", "run on a Ray cluster: auto (RAY_ADDRESS, or `ray "
+                           "start` here) or ray://HEAD:10001"),
 ) -> None:
-    """Run (or continue) a bench; results stream to BENCH/results.jsonl."""
+    """Run a bench, or continue it.
+
+    Results stream to BENCH/results.jsonl."""
     if (model is None) == (candidates is None):
         raise fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
     if candidates is not None and not candidates.is_dir():
@@ -187,9 +200,11 @@ def _finish(bench: Path, console: Console) -> None:
                   markup=False)
 
 
-@bench_app.command("show", cls=Command)
+@bench_app.command("show")
 def show_cmd(bench: Path = typer.Argument(..., metavar="BENCH", help="a bench folder")) -> None:
-    """The table of a bench again (summary files rewritten from results.jsonl)."""
+    """Show a bench's table again.
+
+    Its summary files are rewritten from results.jsonl."""
     try:
         _finish_checked(bench)
     except report.NotABench as exc:
@@ -201,11 +216,13 @@ def _finish_checked(bench: Path) -> None:
     _finish(bench, Console(stderr=True))
 
 
-@bench_app.command("compare", cls=Command)
+@bench_app.command("compare")
 def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (before)"),
                 b: Path = typer.Argument(..., metavar="BENCH_B", help="bench B (after)"),
-                json_path: Path = _opt("--json", "PATH", "also write it as JSON")) -> None:
-    """Per-task changes from A to B and the change of every summary figure."""
+                json_path: Path = setting_opt("--json", "PATH", "also write it as JSON")) -> None:
+    """Compare two benches, task by task.
+
+    Per-task changes from A to B and the change of every summary figure."""
     import json
 
     from cudaopt.bench.compare import compare, render
@@ -223,5 +240,3 @@ def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (
 def register(app: typer.Typer) -> None:
     app.add_typer(bench_app, name="bench")
 
-
-__all__ = ["EXIT_BAD_INPUT", "register"]

@@ -1,9 +1,12 @@
 """One look for every command's `--help`, as git, uv and gh print theirs: plain text, the
 usage line and the argument list naming arguments alike (`MODEL`, never `{model}`),
-metavars that say what to type (`N`, `PATH`), and the default of every option shown."""
+metavars that say what to type (`N`, `PATH`), the default of every option shown, and no
+click range labels (`x>=1`: a value out of range is still refused, and the error says why).
+tests/misc/test_misc_help.py walks every command and holds them to it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import typer
@@ -35,7 +38,7 @@ class Command(TyperCommand):
         params = self.get_params(ctx)
         arguments = [(_name(p), _argument_help(p)) for p in params
                      if _is_argument(p)]
-        options = [r for p in params if not _is_argument(p)
+        options = [(r[0], _without_range(r[1])) for p in params if not _is_argument(p)
                    for r in [p.get_help_record(ctx)] if r]
         for title, rows in (("Arguments", arguments), ("Options", options)):
             if rows:
@@ -60,8 +63,28 @@ def _argument_help(param: Any) -> str:
     return text
 
 
+_RANGE = re.compile(r"^([-+.\w]+<=?)?x([<>]=?[-+.\w]+)?$")  # x>=1, 1<=x<=5, 0<x
+_EXTRAS = re.compile(r"(\s*\[[^\[\]]*\])+$")  # the closing `[...]`s of a help text
+
+
+def _without_range(help: str) -> str:
+    """An option's help with one closing `[...]`: the default said by hand and what click
+    adds (env var, required) joined, the range click adds left out."""
+    found = _EXTRAS.search(help)
+    if not found:
+        return help
+    parts = [part for group in re.findall(r"\[([^\[\]]*)\]", found.group())
+             for part in group.split("; ") if not _RANGE.match(part)]
+    head = help[:found.start()]
+    return f"{head}  [{'; '.join(parts)}]" if parts else head
+
+
 def apply(app: typer.Typer) -> None:
-    """Every registered command (whichever module added it) gets the common help style."""
+    """Every registered command (whichever module added it), in groups too, gets the
+    common help style."""
     for info in app.registered_commands:
         if info.cls in (None, TyperCommand):
             info.cls = Command
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            apply(group.typer_instance)
