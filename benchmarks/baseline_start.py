@@ -31,8 +31,8 @@ def mark(name):
 import torch
 mark("import_torch")
 sys.path.insert(0, %(root)r)
-from cudaopt.judge.worker import build_model, load_module
-from cudaopt.judge.tensors import draw_inputs
+from cudaopt.judge.building.loading import build_model, load_module
+from cudaopt.judge.workers.tensors import draw_inputs
 device = torch.device(%(device)r)
 torch.empty(1, device=device); torch.cuda.synchronize() if device.type == "cuda" else None
 mark("device_init")

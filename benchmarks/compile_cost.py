@@ -25,7 +25,8 @@ import json, sys, time
 t0 = time.perf_counter()
 import torch
 sys.path.insert(0, %(root)r)
-from cudaopt.judge.worker import load_module, prewarm_compile
+from cudaopt.judge.building.loading import load_module
+from cudaopt.judge.roles.worker import prewarm_compile
 if %(prewarm)r:
     prewarm_compile()
 t1 = time.perf_counter()

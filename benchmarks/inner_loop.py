@@ -28,9 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from timed_check import timed_check  # noqa: E402
 
-from cudaopt.judge import JudgeOptions, JudgePool  # noqa: E402
-from cudaopt.judge.server import JudgeServer  # noqa: E402
-from cudaopt.judge.session import worker_env  # noqa: E402
+from cudaopt.judge import JudgeOptions, JudgePool, JudgeServer, worker_env  # noqa: E402
 
 
 def run_check(workspace: Path, device: str, env: dict[str, str]) -> dict[str, object]:

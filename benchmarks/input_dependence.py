@@ -9,10 +9,10 @@ five fresh draws from `get_inputs()`, the reference's outputs on each, and two c
 that ignore the input: a constant (the output of the first draw, returned for every input)
 and zeros. A task "accepts" one when plain allclose (atol = rtol = 1e-2) holds on every
 draw. Each accepted one then meets cudaopt's checks: the derived inputs of other structure
-(`cudaopt.judge.variants`) and the signal check (`cudaopt.judge.signal`), the same code the
-judge runs. With the judge on (the default), each task's own Model, renamed ModelNew, is
-also judged through `cudaopt.judge.check` (verification only): it must pass, or the new
-checks refuse correct code.
+(`cudaopt.judge.checks.variants`) and the signal check (`cudaopt.judge.checks.signal`), the
+same code the judge runs. With the judge on (the default), each task's own Model, renamed
+ModelNew, is also judged through `cudaopt.judge.check` (verification only): it must pass, or
+the new checks refuse correct code.
 
 Prints a line per task as it goes, then the table per level: tasks, those that ran, those
 accepting a constant and zeros, how many of those acceptances cudaopt refuses, the tasks
@@ -41,9 +41,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from identity import find_tasks, identity_of  # noqa: E402
 
 from cudaopt.judge import JudgeOptions, Status, check, outputs_vary  # noqa: E402
-from cudaopt.judge.signal import Tracker, perturbed  # noqa: E402
-from cudaopt.judge.tensors import flatten  # noqa: E402
-from cudaopt.judge.variants import derive, plan  # noqa: E402
+from cudaopt.judge.checks.signal import Tracker, perturbed  # noqa: E402
+from cudaopt.judge.checks.variants import derive, plan  # noqa: E402
+from cudaopt.judge.workers.tensors import flatten  # noqa: E402
 
 TOL = 1e-2
 DRAWS = 5

@@ -19,10 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cudaopt.judge import JudgeOptions, JudgePool, Status, check  # noqa: E402
-from cudaopt.judge.api import default_build_dir  # noqa: E402
-from cudaopt.judge.build import build_kernels  # noqa: E402
-from cudaopt.judge.session import worker_env  # noqa: E402
+from cudaopt.judge import (  # noqa: E402
+    JudgeOptions,
+    JudgePool,
+    Status,
+    build_kernels,
+    check,
+    default_build_dir,
+    worker_env,
+)
 
 FOLDER = ROOT / "tests" / "adversarial" / "gpu" / "candidates"
 CASES = {  # task -> [(candidate, refused?)]

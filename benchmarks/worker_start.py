@@ -30,9 +30,9 @@ torch.empty(1, device=device)
 if device.type == "cuda":
     torch.cuda.synchronize()
 mark("device init")
-import cudaopt.judge.candidate
+import cudaopt.judge.roles.candidate
 mark("import judge")
-from cudaopt.judge.guard import OpGuard
+from cudaopt.judge.checks.guard import OpGuard
 with OpGuard(()):
     torch.empty(1)
 mark("guard warm-up")

@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from cudaopt.judge.options import JudgeOptions
+from cudaopt.judge import JudgeOptions
 
 ENV_PREFIX = "CUDAOPT_"
 PROJECT_FILE = "cudaopt.toml"

@@ -15,7 +15,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from cudaopt.judge.verdict import Verdict
+from cudaopt.judge import Verdict
 from cudaopt.report_run import (
     CANDIDATE_COLUMNS,
     candidate_cells,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from cudaopt.judge.verdict import Status, Timing, Verdict
+from cudaopt.judge import Status, Timing, Verdict
 from cudaopt.report_perf import render_perf
 
 _HEADLINES = {

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from cudaopt.judge.verdict import Verdict
+from cudaopt.judge import Verdict
 
 TOP = 5  # breakdown entries shown per contestant
 

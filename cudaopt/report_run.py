@@ -16,7 +16,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from cudaopt.judge.verdict import Timing, Verdict
+from cudaopt.judge import Timing, Verdict
 from cudaopt.report_perf import summary_rows
 from cudaopt.report_steps import step_usage, steps_table
 from cudaopt.rundir import RunMeta, read_meta

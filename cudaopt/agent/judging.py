@@ -8,10 +8,7 @@ from typing import Any
 
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
-from cudaopt.judge import JudgeOptions, JudgePool
-from cudaopt.judge.devlock import gpu_identity
-from cudaopt.judge.server import JudgeServer
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, JudgePool, JudgeServer, gpu_identity, worker_env
 from cudaopt.sandbox import Sandbox
 
 

@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from cudaopt.judge.verdict import Verdict
+from cudaopt.judge import Verdict
 
 
 def record(record_dir: Path, candidate: Path, verdict: Verdict) -> Path:

@@ -25,8 +25,7 @@ from cudaopt.agent.workspace import (
     shell_env,
     skill_values,
 )
-from cudaopt.judge import JudgeOptions, Verdict
-from cudaopt.judge.devlock import gpu_identity
+from cudaopt.judge import JudgeOptions, Verdict, gpu_identity
 from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
 from cudaopt.runindex import register
 from cudaopt.sandbox import Sandbox

@@ -86,8 +86,9 @@ def serve_cmd(
     """Serve /verify, /reset, /step, /state and /health until Ctrl-C."""
     from cudaopt.env.options import ServiceOptions
     from cudaopt.env.service import EnvService, build_executor, load_token
-    from cudaopt.judge.api import BadInput, resolve_device
+    from cudaopt.judge import resolve_device
     from cudaopt.sandbox import SandboxUnavailable
+    from cudaopt.task import BadInput
 
     console = Console(stderr=True)
     try:

@@ -22,8 +22,7 @@ from cudaopt.cli.common import (
     TrialsOpt,
     layered_options,
 )
-from cudaopt.judge import JudgeOptions, Verdict, check
-from cudaopt.judge.api import Progress
+from cudaopt.judge import JudgeOptions, Progress, Verdict, check
 from cudaopt.report import render_verdict
 from cudaopt.task import BadInput
 
@@ -63,8 +62,8 @@ def _judge(model: Path, candidate: Path, options: JudgeOptions, json_path: str |
 
 def _ncu_refusal(options: JudgeOptions, err: Console) -> dict[str, object] | None:
     """Said at once, before the judging: the rest of the profile still runs."""
-    from cudaopt.judge.api import resolve_device
-    from cudaopt.judge.ncu import unavailable
+    from cudaopt.judge import ncu_unavailable as unavailable
+    from cudaopt.judge import resolve_device
 
     try:
         reason = unavailable(resolve_device(options.device))
@@ -78,8 +77,8 @@ def _ncu_refusal(options: JudgeOptions, err: Console) -> dict[str, object] | Non
 
 def _run_ncu(model: Path, candidate: Path, verdict: Verdict,
              err: Console) -> dict[str, object]:
-    from cudaopt.judge.api import default_build_dir
-    from cudaopt.judge.ncu import run
+    from cudaopt.judge import default_build_dir
+    from cudaopt.judge import run_ncu as run
 
     if not verdict.clean:
         return {"available": False, "reason": "not run: the candidate is not correct and clean"}
@@ -103,14 +102,14 @@ def _tracer(err: Console) -> Progress:
 def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progress) -> Verdict:
     """Through a warm judge when one answers: the agent run's (CUDAOPT_JUDGE_SOCKET), or a
     `cudaopt serve` for a folder holding both files; else here, cold."""
-    from cudaopt.judge.serve import find_server
+    from cudaopt.judge import find_server
 
     socket_path = os.environ.get("CUDAOPT_JUDGE_SOCKET")
     found = None if socket_path else find_server(candidate.resolve().parent)
     if found and model.resolve().is_relative_to(found[1]):
         socket_path = str(found[0])
     if socket_path:
-        from cudaopt.judge.client import remote_check
+        from cudaopt.judge import remote_check
 
         verdict = remote_check(Path(socket_path), model, candidate, options, progress)
         if verdict is not None:
@@ -180,7 +179,7 @@ def serve_cmd(
 
     `cudaopt check`, `verify` and `profile` on files under FOLDER reuse its loaded
     workers and compiled baseline instead of starting them each time."""
-    from cudaopt.judge.serve import serve
+    from cudaopt.judge import serve
 
     if not folder.is_dir():
         raise typer.BadParameter(f"{folder} is not a folder", param_hint="FOLDER")

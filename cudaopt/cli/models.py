@@ -58,7 +58,7 @@ def profile_cmd(
 
     Self and inclusive shares, calls per forward, input shapes and dtypes, eagerly and
     under torch.compile."""
-    from cudaopt.judge.api import resolve_device
+    from cudaopt.judge import resolve_device
     from cudaopt.models.entry import load_entry, parse_entry
     from cudaopt.models.profile import profile_model
     from cudaopt.models.report import profile_table
@@ -94,7 +94,7 @@ def extract_cmd(
 
     One per group of identical submodules, ready for `cudaopt check`, `optimize` and
     `bench`."""
-    from cudaopt.judge.api import resolve_device
+    from cudaopt.judge import resolve_device
     from cudaopt.models.entry import parse_entry
     from cudaopt.models.extract import extract
 
@@ -136,7 +136,7 @@ def check_model_cmd(
     As `check` judges a task: fresh inputs, outputs against the original, speedups vs
     eager and torch.compile; each kernel's own speedup beside the end-to-end one."""
     from cudaopt.judge import JudgeOptions
-    from cudaopt.judge.api import resolve_device
+    from cudaopt.judge import resolve_device
     from cudaopt.models.entry import parse_entry
     from cudaopt.models.report import model_check_lines, model_check_table
     from cudaopt.models.wholemodel import check_model, parse_swaps

@@ -24,7 +24,7 @@ from cudaopt.env.options import MiB, ServiceOptions
 from cudaopt.env.policy import RemotePolicy, Turn
 from cudaopt.env.validate import Action
 from cudaopt.executor import SlotSpec
-from cudaopt.judge.devlock import DeviceLock
+from cudaopt.judge import DeviceLock
 from cudaopt.sandbox import Sandbox
 
 RECORD = "episode.json"  # status on disk: what a restarted service knows of the episode

@@ -17,7 +17,7 @@ from cudaopt.env.options import ServiceOptions
 from cudaopt.env.validate import Action
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.devlock import device_lock
-from cudaopt.judge.devlock import gpu_identity
+from cudaopt.judge import gpu_identity
 from cudaopt.sandbox import Sandbox
 
 LOST = ("episode {id} was lost in a restart of the service (it was running when the "

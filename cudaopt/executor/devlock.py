@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec
-from cudaopt.judge.devlock import DeviceLock, gpu_lock
+from cudaopt.judge import DeviceLock, gpu_lock
 
 
 def device_lock(root: Path, slot: SlotSpec, gpu: str | None = None) -> DeviceLock:

@@ -20,7 +20,7 @@ from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.jobqueue import JobQueue, Pending
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
-from cudaopt.judge.devlock import gpu_identity
+from cudaopt.judge import gpu_identity
 
 
 class LocalExecutor:

@@ -35,7 +35,7 @@ def arch_env(slots: list[SlotSpec]) -> dict[str, str]:
 
 
 def needs_build(job: Job) -> bool:
-    from cudaopt.judge.inline_build import JIT
+    from cudaopt.judge import JIT
 
     sources = job.sources
     return job.kind == "judge" and bool(sources.kernels or JIT.search(sources.model_new or ""))
@@ -50,9 +50,13 @@ class Prebuilder:
         self.root, self.sandbox, self.env = root, sandbox, env
 
     def __call__(self, job: Job) -> tuple[list[str], float]:
-        from cudaopt.judge.api import default_build_dir, resolve_device
-        from cudaopt.judge.build import build_kernels
-        from cudaopt.judge.inline_build import build_ahead, jit_builds
+        from cudaopt.judge import (
+            build_ahead,
+            build_kernels,
+            default_build_dir,
+            jit_builds,
+            resolve_device,
+        )
 
         started, built = time.perf_counter(), []
         _, candidate = job.sources.materialize(self.root)

@@ -25,7 +25,7 @@ def probe(device: str) -> dict[str, Any]:
     `problems` are the reasons this node cannot judge `device` jobs at all."""
     import torch
 
-    from cudaopt.judge.build import _cuda_home
+    from cudaopt.judge import find_cuda_home
 
     info: dict[str, Any] = {
         "host": socket.gethostname(), "node_id": _node_id(), "python": platform.python_version(),
@@ -33,7 +33,7 @@ def probe(device: str) -> dict[str, Any]:
         "device_name": "cpu", "cpu": _cpu_name(), "capability": None, "nvcc": None,
     }
     if device == "cuda":
-        home = _cuda_home()
+        home = find_cuda_home()
         nvcc = home / "bin" / "nvcc" if home else None
         info["nvcc"] = str(nvcc) if nvcc and nvcc.exists() else shutil.which("nvcc")
         if not info["nvcc"]:
@@ -104,8 +104,7 @@ def build(job: Job, root: str, device: str, arch: str | None) -> dict | None:
     them, and hand the build folder back for slots on other nodes. Never raises: a failed
     build is found again, and reported, by the slot's own build."""
     try:
-        from cudaopt.judge.api import default_build_dir
-        from cudaopt.judge.build import build_kernels
+        from cudaopt.judge import build_kernels, default_build_dir
 
         if arch and device == "cuda":
             os.environ.setdefault("CUDAOPT_CUDA_ARCH", arch)  # build nodes may have no GPU

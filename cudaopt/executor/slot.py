@@ -16,9 +16,7 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.judge import JudgePool, check
-from cudaopt.judge.devlock import gpu_identity
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgePool, check, gpu_identity, worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.

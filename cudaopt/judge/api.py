@@ -8,36 +8,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cudaopt.judge import scan
-from cudaopt.judge.build import build_kernels, kernel_sources
-from cudaopt.judge.options import JudgeOptions
-from cudaopt.judge.pool import JudgePool
-from cudaopt.judge.runner import WorkerFailure
-from cudaopt.judge.session import Session, worker_env
-from cudaopt.judge.verdict import Status, Verdict, milestone_reward, phase
-from cudaopt.judge.verify import load
-from cudaopt.rundir import state_dir
+from cudaopt.judge.building.caches import worker_env
+from cudaopt.judge.building.kernels import build_kernels, default_build_dir, kernel_sources
+from cudaopt.judge.checks import scan
+from cudaopt.judge.checks.verify import load
+from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
+from cudaopt.judge.verdict.reward import milestone_reward
+from cudaopt.judge.verdict.verdict import Status, Verdict, phase
+from cudaopt.judge.workers.pool import JudgePool
+from cudaopt.judge.workers.runner import WorkerFailure
+from cudaopt.judge.workers.session import Session
 from cudaopt.task import BadInput, validate_candidate, validate_task
 
 Progress = Callable[[str], None]
-
-
-def resolve_device(requested: str | None) -> str:
-    import torch
-
-    if requested in (None, "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested == "cuda" and not torch.cuda.is_available():
-        raise BadInput("--device cuda was asked for, but no CUDA device is available "
-                       "(check nvidia-smi and that torch is a CUDA build), or use --device cpu")
-    if requested not in ("cuda", "cpu"):
-        raise BadInput(f"unknown device {requested!r}: use cuda or cpu")
-    return requested
-
-
-def default_build_dir(candidate: Path, device: str) -> Path:
-    """Beside the candidate, inside the self-ignoring `.cudaopt/` folder, one per device."""
-    return state_dir(candidate.resolve().parent) / f"build-{device}"
 
 
 def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
@@ -134,8 +117,8 @@ def _run(session: Session, verdict: Verdict, device: Callable[[], Any],
          say: Progress) -> None:
     """Verify, then time, each holding the device (`device()`); the device is let go in
     between while the baselines are awaited, which mostly overlap the verification."""
-    from cudaopt.judge.profile import await_baselines, profile
-    from cudaopt.judge.verify import ask_reference, check_streams, verify
+    from cudaopt.judge.checks.verify import ask_reference, check_streams, verify
+    from cudaopt.judge.timing.profile import await_baselines, profile
 
     options = session.options
     with device(), phase(verdict, "verify"):

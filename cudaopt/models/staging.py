@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from cudaopt.judge.build import KERNEL_SUFFIXES
+from cudaopt.judge import KERNEL_SUFFIXES
 from cudaopt.models.sources import Source
 
 _KERNEL_FILES = (*KERNEL_SUFFIXES, ".h", ".hpp", ".cuh", ".inl")

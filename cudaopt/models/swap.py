@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge.build import MODULE_NAME, build_kernels
+from cudaopt.judge import MODULE_NAME, build_kernels
 from cudaopt.models import groups, specs
 from cudaopt.models.origin import state_spec
 from cudaopt.models.sources import Source, resolve
@@ -104,7 +104,7 @@ def load_model_new(src: Source, device: torch.device, build_dir: Path | None = N
     model_new.py with that extension as `cuda_extension`; returns `ModelNew`."""
     extension = None
     if src.kernels is not None:
-        from cudaopt.judge.api import default_build_dir
+        from cudaopt.judge import default_build_dir
 
         where = build_dir or default_build_dir(src.model_new, device.type)
         result = build_kernels(src.kernels, where, build_timeout_s)

@@ -184,7 +184,7 @@ def _kernel_folders(swaps: list[Swap]) -> list[Path]:
 def shared_build_dir(swaps: list[Swap], device: str) -> Path | None:
     """With one kernel source the candidate's kernels/ links to exactly its files, so the
     source's own build folder (from its judging, or a swap) serves unchanged."""
-    from cudaopt.judge.api import default_build_dir
+    from cudaopt.judge import default_build_dir
 
     folders = _kernel_folders(swaps)
     return default_build_dir(folders[0].parent / "model_new.py", device) if len(folders) == 1 \

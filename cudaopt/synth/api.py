@@ -50,7 +50,7 @@ def cache_dir() -> Path:
 
 def build_run(options: SynthOptions) -> Run:
     from cudaopt.bench.suite import SuiteError
-    from cudaopt.judge.api import resolve_device
+    from cudaopt.judge import resolve_device
 
     if options.n < 1 or not 1 <= options.max_ops <= 5:
         raise BadInput("--n must be at least 1 and --max-ops between 1 and 5")

@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cudaopt.judge import JudgeOptions, Verdict, check
-from cudaopt.judge.api import default_build_dir
-from cudaopt.judge.build import build_kernels
+from cudaopt.judge import JudgeOptions, Verdict, check, default_build_dir
+from cudaopt.judge.building.kernels import build_kernels
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -8,8 +8,9 @@ import ctypes
 import pytest
 import torch
 
-from cudaopt.judge import Status, l2
-from cudaopt.judge.streams import STALE
+from cudaopt.judge import Status
+from cudaopt.judge.checks.streams import STALE
+from cudaopt.judge.timing import l2
 
 from .harness import GPU, judge
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, Status, Verdict, check
-from cudaopt.judge.signal import RULE
-from cudaopt.judge.streams import STALE
+from cudaopt.judge.checks.signal import RULE
+from cudaopt.judge.checks.streams import STALE
 
 from .harness import HERE, fools_naive, judge
 

@@ -37,7 +37,7 @@ def test_patching_the_judges_own_functions_is_reported_and_changes_no_comparison
     verdict = judge("patch_judge")
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
     assert "elements differ" in verdict.mismatch[1], "the reference process compared"
-    assert "tampering: judge attribute cudaopt.judge.tensors.compare was replaced" in (
+    assert "tampering: judge attribute cudaopt.judge.workers.tensors.compare was replaced" in (
         verdict.violations)
-    assert "tampering: judge attribute cudaopt.judge.guard.OpGuard.violations was replaced" in (
-        verdict.violations)
+    assert ("tampering: judge attribute cudaopt.judge.checks.guard.OpGuard.violations was "
+            "replaced") in verdict.violations

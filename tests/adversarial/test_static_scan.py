@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.judge.scan import scan_candidate
+from cudaopt.judge.checks.scan import scan_candidate
 
 PYTHON = [
     ("import time\ntime.perf_counter = lambda: 0.0\n", "violation", "assigns to a library"),
     ("import torch\nsetattr(torch, 'sigmoid', abs)\n", "violation", "patches a library"),
-    ("import cudaopt.judge.tensors\n", "violation", "imports the judge"),
-    ("import importlib\nimportlib.import_module('cudaopt.judge.guard')\n", "violation",
+    ("import cudaopt.judge.workers.tensors\n", "violation", "imports the judge"),
+    ("import importlib\nimportlib.import_module('cudaopt.judge.checks.guard')\n", "violation",
      "imports the judge"),
     ("import sys\nsys.setprofile(print)\n", "violation", "installs an interpreter hook"),
     ("import gc\nobjs = gc.get_objects()\n", "violation", "introspects"),

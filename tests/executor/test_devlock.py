@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.devlock import device_lock
-from cudaopt.judge.devlock import gpu_identity
+from cudaopt.judge.workers.devlock import gpu_identity
 from tests.conftest import lock_from_another_process
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cudaopt.executor import Job, LocalExecutor, Sources
 from cudaopt.judge import JudgeOptions, check
-from cudaopt.judge.inline_build import build_ahead, jit_builds
+from cudaopt.judge.building.inline_build import build_ahead, jit_builds
 from tests.conftest import ROOT
 
 TASK = ROOT / "tests" / "judge" / "zoo" / "task.py"

@@ -20,7 +20,7 @@ import torch
 
 from cudaopt.executor import Job, JobResult, LocalExecutor, Sources
 from cudaopt.judge import JudgeOptions
-from cudaopt.judge.build import build_kernels
+from cudaopt.judge.building.kernels import build_kernels
 from tests.conftest import ROOT
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudaopt[ray]'")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, Status, check
-from cudaopt.judge.build import build_kernels
+from cudaopt.judge.building.kernels import build_kernels
 
 ZOO = Path(__file__).parent / "zoo"
 OPTS = JudgeOptions(device="cpu", profile=False)

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.judge import JudgeOptions, Status, check
-from cudaopt.judge.devlock import DeviceLock
-from cudaopt.judge.pool import JudgePool
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers.devlock import DeviceLock
+from cudaopt.judge.workers.pool import JudgePool
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"

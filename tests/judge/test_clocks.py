@@ -3,9 +3,9 @@ clocks disagree beyond the margin and the spread of what each subtracts."""
 
 from __future__ import annotations
 
-from cudaopt.judge.crosscheck import credit, credited_clock, cross_check
-from cudaopt.judge.timing import summarize
-from cudaopt.judge.verdict import Timing
+from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check
+from cudaopt.judge.timing.timer import summarize
+from cudaopt.judge.verdict.verdict import Timing
 
 
 def _rounds(events_ms: float, host_ms: float, wall_ms: float) -> list[dict[str, list[float]]]:

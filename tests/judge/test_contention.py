@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from cudaopt.judge import Status
-from cudaopt.judge.contention import Probe
+from cudaopt.judge.timing.contention import Probe
 
 from ..adversarial.harness import judge
 

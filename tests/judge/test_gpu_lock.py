@@ -8,10 +8,9 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from cudaopt.judge import JudgeOptions
-from cudaopt.judge.devlock import gpu_lock
-from cudaopt.judge.pool import JudgePool
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, worker_env
+from cudaopt.judge.workers.devlock import gpu_lock
+from cudaopt.judge.workers.pool import JudgePool
 from tests.conftest import lock_from_another_process
 
 
@@ -46,7 +45,8 @@ def test_a_judge_that_must_wait_is_told_who_holds_the_gpu() -> None:
     lock = gpu_lock("GPU-test-9")
     assert lock.waiting_on() is None
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom cudaopt.judge.devlock import gpu_lock\n"
+        [sys.executable, "-c", "import sys, time\n"
+         "from cudaopt.judge.workers.devlock import gpu_lock\n"
          "with gpu_lock('GPU-test-9'):\n    print('in', flush=True)\n    time.sleep(60)"],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -61,10 +61,11 @@ def test_a_judge_that_must_wait_is_told_who_holds_the_gpu() -> None:
 def test_a_workers_gpu_step_waits_for_the_judgement_timing_on_that_gpu(tmp_path) -> None:
     """A step that runs on the GPU outside its own judgement's turn (a bench preparing the
     next task) waits while another judgement holds the GPU; off the GPU it never waits."""
-    from cudaopt.judge.devlock import TURN_ENV
+    from cudaopt.judge.workers.devlock import TURN_ENV
 
     lock = gpu_lock("GPU-test-10")
-    step = ("import time\nfrom cudaopt.judge.devlock import gpu_turn\nprint('ready', flush=True)"
+    step = ("import time\nfrom cudaopt.judge.workers.devlock import gpu_turn\n"
+            "print('ready', flush=True)"
             "\nt = time.monotonic()\nwith gpu_turn(%s):\n    pass\n"
             "print(round(time.monotonic() - t, 1))")
     env = {**__import__("os").environ, TURN_ENV: str(lock.path)}
@@ -81,7 +82,7 @@ def test_a_workers_gpu_step_waits_for_the_judgement_timing_on_that_gpu(tmp_path)
 
 
 def test_the_pools_workers_are_told_which_gpu_lock_to_take() -> None:
-    from cudaopt.judge.devlock import TURN_ENV
+    from cudaopt.judge.workers.devlock import TURN_ENV
 
     pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-11")
     try:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.judge import JudgeOptions, Status, check
-from cudaopt.judge.pool import JudgePool
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers.pool import JudgePool
 
 from ..conftest import EXAMPLES
 
@@ -48,7 +47,7 @@ def test_a_forged_handle_is_refused_not_read(tmp_path: Path) -> None:
     code = (
         "import torch\n"
         "from cudaopt.judge import ipc\n"
-        "from cudaopt.judge.transfer import read_outputs\n"
+        "from cudaopt.judge.workers.transfer import read_outputs\n"
         "torch.empty(1, device='cuda')\n"
         "leaf = {'dtype': 'torch.float32', 'shape': [4], 'ipc': 'ab' * 64, 'offset': 0,\n"
         "        'nbytes': 16}\n"

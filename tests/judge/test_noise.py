@@ -12,8 +12,9 @@ import pytest
 import torch
 from rich.console import Console
 
-from cudaopt.judge import JudgeOptions, Status, Verdict, check, noise
-from cudaopt.judge.verdict import milestone_reward
+from cudaopt.judge import JudgeOptions, Status, Verdict, check
+from cudaopt.judge.timing import noise
+from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.report import render_verdict
 
 ZOO = Path(__file__).parent / "zoo"

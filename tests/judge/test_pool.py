@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudaopt.judge import JudgeOptions, Status, check
-from cudaopt.judge.pool import JudgePool
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers.pool import JudgePool
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"

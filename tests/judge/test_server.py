@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cudaopt.judge import JudgeOptions, JudgePool, Status
-from cudaopt.judge.server import JudgeServer
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, JudgePool, Status, worker_env
+from cudaopt.judge.serving.server import JudgeServer
 
 ZOO = Path(__file__).parent / "zoo"
 
@@ -41,7 +40,7 @@ def test_cli_verify_goes_through_the_running_server(tmp_path: Path) -> None:
 
 
 def test_server_refuses_files_outside_its_workspace(tmp_path: Path) -> None:
-    from cudaopt.judge.client import remote_check
+    from cudaopt.judge.serving.client import remote_check
 
     pool = JudgePool(worker_env(JudgeOptions()))
     server = JudgeServer(tmp_path / "judge.sock", pool, tmp_path / "ws")

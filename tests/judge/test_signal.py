@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from cudaopt.judge import outputs_vary
-from cudaopt.judge.signal import follows, perturbed, positions, sample
+from cudaopt.judge.checks.signal import follows, perturbed, positions, sample
 
 
 def _softmax_rows(seed: int) -> torch.Tensor:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from cudaopt.judge import ipc
-from cudaopt.judge.tensors import compare, snapshot
-from cudaopt.judge.transfer import read_outputs, write_outputs
+from cudaopt.judge.workers import ipc
+from cudaopt.judge.workers.tensors import compare, snapshot
+from cudaopt.judge.workers.transfer import read_outputs, write_outputs
 
 
 def test_nested_outputs_of_every_kind_survive_the_file_path(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from cudaopt.judge.variants import MAGNITUDE, ORDER, derive, kind_of, plan
+from cudaopt.judge.checks.variants import MAGNITUDE, ORDER, derive, kind_of, plan
 
 
 def _draw(seed: int) -> list:

@@ -14,12 +14,12 @@ import pytest
 import torch
 
 from cudaopt.judge import Verdict
-from cudaopt.judge.bench import Bench
-from cudaopt.judge.burst import Burst
-from cudaopt.judge.ncu import unavailable
-from cudaopt.judge.tensors import draw_inputs
-from cudaopt.judge.verdict import milestone_reward
-from cudaopt.judge.worker import load_module
+from cudaopt.judge.building.loading import load_module
+from cudaopt.judge.insight.ncu import unavailable
+from cudaopt.judge.timing.bench import Bench
+from cudaopt.judge.timing.burst import Burst
+from cudaopt.judge.verdict.reward import milestone_reward
+from cudaopt.judge.workers.tensors import draw_inputs
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"
@@ -183,7 +183,7 @@ def test_cli_rejects_an_unknown_compile_mode() -> None:
 def test_ncu_raw_csv_is_read_past_its_own_messages() -> None:
     """The shape of `ncu --csv --page raw`: ==PROF== lines around a header, a units row and
     one row per kernel; the costliest stall reason per kernel is named."""
-    from cudaopt.judge.ncu import COMPUTE, MEMORY, OCCUPANCY, parse
+    from cudaopt.judge.insight.ncu import COMPUTE, MEMORY, OCCUPANCY, parse
 
     stall = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
     columns = ["ID", "Kernel Name", OCCUPANCY, MEMORY, COMPUTE, stall.format("long_scoreboard"),
@@ -202,7 +202,8 @@ def test_task_too_large_for_a_burst_keeps_the_breakdown_and_the_cold_figure(
     """Where three sets of inputs and outputs do not fit the burst's memory budget, the warm
     figure is marked skipped (the cold one decides the reward), and the breakdown comes from
     one profiled call; the roofline then uses the cold per-call times."""
-    from cudaopt.judge import JudgeOptions, Status, check, warm
+    from cudaopt.judge import JudgeOptions, Status, check
+    from cudaopt.judge.timing import warm
 
     monkeypatch.setattr(warm, "BUDGET_BYTES", {"cpu": 1, "cuda": 1})
     verdict = check(TASK, ZOO / "correct.py",
@@ -234,7 +235,7 @@ def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> 
 
 def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
     """Per round, the compile baseline is the fastest mode; the summed kernel time too."""
-    from cudaopt.judge.warm import summarize
+    from cudaopt.judge.timing.warm import summarize
 
     def burst(ms: float) -> dict[str, float]:
         return {"ms": ms, "host_ms": ms}

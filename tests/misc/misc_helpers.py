@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from cudaopt.judge.verdict import Status, Timing, Verdict
+from cudaopt.judge.verdict.verdict import Status, Timing, Verdict
 from cudaopt.rundir import RunMeta
 
 IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cudaopt.judge.verdict import Status, Verdict
+from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.live import LiveView
 from cudaopt.report_run import render_markdown
 from tests.misc.misc_helpers import make_meta, make_verdict

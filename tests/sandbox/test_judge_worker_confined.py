@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.judge import JudgeOptions, JudgePool, Status, check
-from cudaopt.judge.session import worker_env
+from cudaopt.judge import JudgeOptions, JudgePool, Status, check, worker_env
 from cudaopt.sandbox import resolve_sandbox
 
 ZOO = Path(__file__).resolve().parent.parent / "judge" / "zoo"

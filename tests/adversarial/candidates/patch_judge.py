@@ -5,8 +5,8 @@ uses plain PyTorch and skips the clamp (wrong wherever |y| > 1).
 Fools: a harness that compares outputs and guards operators in the process that imported
 the candidate.
 Stopped by: outputs are compared in the reference process, which never imports the candidate
-(reference.ReferenceWorker.compare); the patched functions and attributes are reported
-(integrity.Integrity).
+(roles.reference.ReferenceWorker.compare); the patched functions and attributes are reported
+(checks.integrity.Integrity).
 """
 
 import importlib
@@ -18,8 +18,8 @@ _T = torch
 setattr(_T, "allclose", lambda *args, **kwargs: True)
 _judge = "cuda" + "opt.judge"
 try:
-    _tensors = importlib.import_module(_judge + ".tensors")
-    _guard = importlib.import_module(_judge + ".guard")
+    _tensors = importlib.import_module(_judge + ".workers.tensors")
+    _guard = importlib.import_module(_judge + ".checks.guard")
     _tensors.compare = lambda *args, **kwargs: []
     _guard.OpGuard.violations = lambda self: []
 except ImportError:

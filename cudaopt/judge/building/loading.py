@@ -1,0 +1,45 @@
+"""A task or candidate file imported in a worker process, and its model built on the device.
+
+Every process that runs task or candidate code does this the same way: the judge's worker
+roles, the `load_inline` build done ahead (`inline_build`, whose whole point is this
+import: a KernelBench candidate compiles its CUDA when imported) and Nsight Compute's
+target. It sits below the worker roles so those programs and the worker entry point that
+starts them do not import each other.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import a file as a module under `name`, with its folder importable (sibling imports)."""
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_model(cls: type, init_inputs: list[Any], seed: int, device: torch.device) -> Any:
+    """Construct on the device under a fixed seed; `no_grad` matches how users run inference."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = cls(*init_inputs)
+    return model.to(device)
+
+
+def use_threads(threads: int | None) -> None:
+    """The thread count the judge chose for every worker (CPU), before anything runs."""
+    if threads:
+        torch.set_num_threads(threads)

@@ -1,0 +1,275 @@
+"""Loading both workers and the verification trials."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cudaopt.judge.checks import signal, variants
+from cudaopt.judge.checks.streams import RULE, STALE
+from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts
+from cudaopt.judge.workers.runner import Worker, WorkerFailure
+from cudaopt.judge.workers.session import Session
+
+
+def reference_reply(worker: Worker, timeout_s: float) -> dict[str, Any]:
+    """A reply from a reference worker; its failures blame the task, not the candidate."""
+    try:
+        return worker.receive(timeout_s)
+    except WorkerFailure as exc:
+        raise WorkerFailure("reference", str(exc), exc.reply) from exc
+
+
+def ask_reference(session: Session, op: str, timeout_s: float, worker: Worker | None = None,
+                  **args: Any) -> dict[str, Any]:
+    worker = worker or session.reference
+    worker.send(op, **args)
+    return reference_reply(worker, timeout_s)
+
+
+def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
+         verdict: Verdict, say: Callable[[str], None]) -> None:
+    options = session.options
+    say("loading task and candidate")
+    init_seed, state_path = session.init_seed, session.state_path
+    # the candidate imports (and JIT-builds) while the reference builds the model whose
+    # weights it then loads
+    session.candidate.send("import", task=str(session.pool.task_copy(task)),
+                           candidate=str(candidate.resolve()), device=session.device,
+                           threads=session.threads, allow=options.allow,
+                           build_dir=str(build_dir) if build_dir else None)
+    if session.reference_info is None:
+        session.reference_info = ask_reference(
+            session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
+            init_seed=init_seed, state_path=str(state_path), threads=session.threads)
+        add_parts(verdict, "load.reference", session.reference_info.pop("parts_s", {}))
+        say("task loaded (reference worker)")
+    info = session.reference_info
+    verdict.device_name, verdict.torch_version = info["device_name"], info["torch_version"]
+    verdict.threads = session.threads
+    session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
+    try:
+        imported = session.candidate.receive(options.build_timeout_s)
+        reply = session.candidate.call("load", options.build_timeout_s, init_seed=init_seed,
+                                       state_path=str(state_path))
+    except WorkerFailure as exc:
+        if exc.kind == "build":
+            verdict.status, verdict.error = Status.BUILD_FAILED, str(exc)
+        elif exc.kind == "state_dict":
+            verdict.compiled = True
+            verdict.status, verdict.error = Status.WRONG, str(exc)
+        elif exc.kind == "import":
+            verdict.status, verdict.error = Status.CRASH, f"importing the candidate failed:\n{exc}"
+        else:
+            raise
+        return
+    say("candidate loaded")
+    reference_reply(session.reference, options.timeout_s)  # the warm-up's
+    verdict.compiled = True
+    if build_dir is None:
+        verdict.build_s = imported["import_s"]  # load_inline builds happen at import
+    verdict.violations += reply.get("violations", [])
+
+
+def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """`options.trials` trials on fresh inputs from secret seeds, then
+    `options.derived_trials` on inputs of other structure derived from them (see
+    `variants`), in a secret order.
+
+    The reference output is computed in its own process and kept alive there; the candidate
+    runs on its own copy of the inputs (from the second trial on, after memory the size of
+    the expected outputs has been filled with NaN and freed), so an output buffer it never
+    writes cannot pass. Every second trial refills the previous trial's input tensors with
+    the new values instead of drawing new ones, so a result cached by tensor identity,
+    pointer or shape is stale. Across all trials the candidate's outputs must move the way
+    the reference's do (see `signal`): agreeing within tolerance on each input alone is not
+    enough when the output hardly depends on the input.
+    """
+    out_dir = session.outputs_dir("verify")
+    trials = _plan(session)
+    signal_seed = session.seed()
+    for trial, variant in enumerate(trials):
+        say(f"verifying: trial {trial + 1}/{len(trials)}{session.memory_note()}")
+        seed, refill = session.seed(), trial % 2 == 1
+        found, output = _trial(session, seed, refill, variant)
+        verdict.trials = min(trial + 1, session.options.trials)  # on the task's own draws
+        if isinstance(output, str):
+            verdict.inputs_skipped.append(f"{variants.describe(variant)}: {output}")
+        _add(verdict.violations, allowed(session, found))
+        if isinstance(output, str):
+            continue
+        if not output:
+            return
+        reply = _compare_trial(session, out_dir, trial, signal_seed, variant is None)
+        if variant is not None:
+            verdict.inputs_structured.append(variants.describe(variant))
+        if reply["mismatch"]:
+            verdict.status = Status.WRONG
+            verdict.mismatch = [_trial_label(trial, refill, variant)] + reply["mismatch"]
+            if "stale" in reply:
+                _add(verdict.violations, [f"{STALE} (trial {trial + 1} got the output of "
+                                          f"trial {reply['stale'] + 1})"])
+            _signal(session, verdict)
+            return
+        if verdict.violations:
+            break
+    _signal(session, verdict)
+    verdict.correct = not any(v.startswith(signal.RULE) for v in verdict.violations)
+
+
+def _plan(session: Session) -> list[dict[str, Any] | None]:
+    """None for a fresh trial, else the variant: the task's own draws first (the first
+    tells the judge the outputs' sizes, and together they are the signal check's baseline
+    when a derived input fails), then the derived ones, in a secret order."""
+    extra: list[dict[str, Any] | None] = list(variants.plan(
+        session.rand, session.seed, session.options.derived_trials))
+    session.rand_shuffle(extra)
+    return [None] * session.options.trials + extra
+
+
+def _trial(session: Session, seed: int, refill: bool,
+           variant: dict[str, Any] | None) -> tuple[list[str], bool | str]:
+    """One trial in both workers: (the candidate's violations, whether it gave an output),
+    or why the input was skipped, in place of the latter, when the reference itself cannot
+    handle it. On a derived input the reference runs first, so a candidate never fails on
+    an input the task does not accept."""
+    found: list[str] = []
+    prep = {"seed": seed, "refill": refill, "variant": variant}
+    ref, cand = _step(session, "prep", prep, {**prep, "poison": session.output_leaves})
+    found += cand["violations"]
+    session.inputs_mutable |= ref.get("mutates", False)
+    if variant is None:
+        ref, cand = _step(session, "go", {"which": "eager"}, {"guard": True})
+    else:
+        if "skip" not in ref:
+            ref = ask_reference(session, "go", session.options.timeout_s, which="eager",
+                                tolerant=True)
+        if "skip" in ref:
+            _, cand = _step(session, "finish", {}, {})
+            return found + cand["violations"], ref["skip"]
+        cand = session.candidate.call("go", session.options.timeout_s, guard=True)
+    session.output_leaves = ref.get("leaves", session.output_leaves)
+    found += cand["violations"]
+    output = cand.get("output", True)
+    ref, cand = _step(session, "finish", {"keep": "v"}, {"keep": "v"})
+    for worker, reply in (("reference", ref), ("candidate", cand)):
+        session.note_memory(worker, reply)
+    session.inputs_mutable |= ref.get("mutates", False)
+    return found + cand["violations"], output
+
+
+def _compare_trial(session: Session, out_dir: Path, trial: int, seed: int,
+                   fresh: bool) -> dict[str, Any]:
+    info = {"trial": trial, "seed": seed, "fresh": fresh}
+    return compare_replies(session, session.reference, ["v"], out_dir, signal=info)["v"]
+
+
+def _signal(session: Session, verdict: Verdict) -> None:
+    """The candidate's outputs over every trial so far against the reference's."""
+    options = session.options
+    findings = ask_reference(session, "signal", options.timeout_s, rtol=options.rtol)["findings"]
+    if findings:
+        _add(verdict.violations, [f"{signal.RULE}: {findings[0]}"])
+
+
+def _step(session: Session, op: str, ref_args: dict[str, Any],
+          cand_args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The same step of a trial in both workers at once."""
+    session.reference.send(op, **ref_args)
+    session.candidate.send(op, **cand_args)
+    ref = reference_reply(session.reference, session.options.timeout_s)
+    return ref, session.candidate.receive(session.options.timeout_s)
+
+
+def compare_kept(session: Session, reference: Worker, keys: list[str],
+                 out_dir: Path) -> dict[str, list[str]]:
+    """Compare the candidate's kept output copies with the reference's, key by key; a key
+    the candidate has no copy for (its output was not accepted) compares as agreeing."""
+    return {key: reply["mismatch"]
+            for key, reply in compare_replies(session, reference, keys, out_dir).items()}
+
+
+def compare_replies(session: Session, reference: Worker, keys: list[str], out_dir: Path,
+                    **extra: Any) -> dict[str, dict[str, Any]]:
+    """`compare_kept`, with the reference's whole reply per key (`extra` goes with each)."""
+    pool, timeout_s = session.pool, session.options.timeout_s
+    manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
+                                       share=pool.share_cuda)["manifests"]
+    found = {key: _compare(session, reference, key, manifests.get(key), extra) for key in keys}
+    failed = [key for key, reply in found.items() if "ipc_failed" in reply]
+    if failed:  # this machine cannot share device memory between processes: files from now
+        pool.share_cuda = False
+        session.ipc_refused = found[failed[0]]["ipc_failed"]
+        manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
+                                           again=True)["manifests"]
+        found.update({key: _compare(session, reference, key, manifests.get(key), extra)
+                      for key in failed})
+    session.clear(out_dir)
+    return found
+
+
+def _compare(session: Session, reference: Worker, key: str,
+             manifest: dict[str, Any] | None, extra: dict[str, Any]) -> dict[str, Any]:
+    options = session.options
+    return ask_reference(session, "compare", options.timeout_s, reference, key=key,
+                         manifest=manifest, atol=options.atol, rtol=options.rtol, **extra)
+
+
+def allowed(session: Session, found: list[str]) -> list[str]:
+    """The candidate's violations, less input mutation when the task itself mutates inputs."""
+    return [v for v in found if not (session.inputs_mutable and "modified input" in v)]
+
+
+def _trial_label(trial: int, refill: bool, variant: dict[str, Any] | None = None) -> str:
+    notes = []
+    if variant is not None:
+        notes.append(f"inputs of other structure, derived from the task's draws: "
+                     f"{variants.describe(variant)}")
+    if refill:
+        notes.append("the previous trial's input tensors, refilled with new values: a result "
+                     "cached by tensor identity, pointer or shape comes out stale")
+    return f"trial {trial + 1} ({'; '.join(notes)}):" if notes else f"trial {trial + 1}:"
+
+
+def _add(into: list[str], new: list[str]) -> None:
+    into.extend(v for v in new if v not in into)
+
+
+def check_streams(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """CUDA: is all the work of a call ordered with the current stream when it returns?
+    (see `streams`). The last step in the candidate's process: a failed graph capture may
+    leave it unusable. A replay's outputs, on inputs the reference also gets, are compared
+    like any trial's; the verdict says which check ran."""
+    if session.device != "cuda":
+        return
+    say("checking that forward leaves no work behind on other streams")
+    timeout_s, seed = session.options.timeout_s, session.seed()
+    cand = session.candidate
+    found = cand.call("prep", timeout_s, seed=session.seed(), poison=session.output_leaves)
+    reply = cand.call("streams", timeout_s, seed=seed)
+    found = found["violations"] + reply["violations"]
+    if reply["replayed"]:
+        found += cand.call("finish", timeout_s, keep="g")["violations"]
+        for op, args in (("prep", {"seed": seed}), ("go", {"which": "eager"}),
+                         ("finish", {"keep": "g"})):
+            ask_reference(session, op, timeout_s, **args)
+        mismatch = compare_kept(session, session.reference, ["g"],
+                                session.outputs_dir("streams"))["g"]
+        if mismatch and reply.get("stale"):
+            found.append(f"{STALE}: captured into a CUDA graph, forward launched nothing and "
+                         f"returned an output an earlier call had returned ({mismatch[0]})")
+        elif mismatch:
+            found.append(f"{RULE}: a CUDA graph replay of forward did not produce its output, "
+                         f"so part of the work ran outside the capturing stream ({mismatch[0]})")
+    if reply["check"] == "graph":
+        verdict.stream_check = "CUDA graph capture and replay, and the current-stream snapshot"
+    else:
+        verdict.stream_check = ("current-stream snapshot (CUDA graph capture was not possible: "
+                                f"{reply['why']})")
+    _add(verdict.violations, allowed(session, found))
+    if reply.get("l2_persisting_bytes"):
+        verdict.warnings.append(
+            f"the candidate set aside {reply['l2_persisting_bytes']} bytes of L2 for "
+            "persisting accesses; the judge reset it (cuCtxResetPersistingL2Cache, limit 0) "
+            "before every timed call, so the cold timing stayed cold")

@@ -1,0 +1,203 @@
+"""The candidate worker: imports `model_new.py` and runs `ModelNew` under the judge's rules.
+
+Everything it reports about correctness is raw output bytes for the reference worker to
+compare; it never sees a reference output, so it cannot copy one. What it checks itself
+(operators, input mutation, tampering, threads) uses functions captured, and a snapshot
+taken, before the candidate was imported.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from cudaopt.judge.building.extdir import use_content_dir
+from cudaopt.judge.building.loading import build_model, load_module, use_threads
+from cudaopt.judge.checks import streams
+from cudaopt.judge.checks.guard import OpGuard
+from cudaopt.judge.checks.integrity import Integrity
+from cudaopt.judge.timing import pinning
+from cudaopt.judge.timing.bench import Bench, same_layout
+from cudaopt.judge.timing.burst import Burst
+from cudaopt.judge.workers.devlock import gpu_turn
+from cudaopt.judge.workers.tensors import Snapshot, draw_inputs, dtype_named, fingerprint
+from cudaopt.judge.workers.transfer import write_outputs
+
+_perf = time.perf_counter
+_threads = torch.get_num_threads
+
+
+class CandidateWorker:
+    def __init__(self) -> None:
+        self.model: Any = None
+        self.allow: tuple[str, ...] = ()
+        self.bench: Bench | None = None
+        self.burst: Burst | None = None
+        self.integrity: Integrity | None = None
+        self.published: dict[str, Snapshot] = {}
+        self.threads: int | None = None
+
+    def handlers(self) -> dict[str, Any]:
+        return {"import": self.import_, "load": self.load, "prep": self.prep, "go": self.go,
+                "finish": self.finish, "dump": self.dump, "streams": self.streams,
+                "burst": self.run_burst, "exit": lambda cmd: {},
+                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
+
+    def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The task and the candidate imported (`load_inline` builds happen here), while the
+        reference worker builds the task's model and saves the weights `load` needs."""
+        self.allow = tuple(cmd["allow"])
+        self.threads = cmd.get("threads")
+        use_threads(self.threads)
+        task = load_module(Path(cmd["task"]), "cudaopt_task")
+        self.init_inputs = list(task.get_init_inputs())
+        self.bench = Bench(task, torch.device(cmd["device"]))
+        self.burst = Burst(self.bench)
+        self._snapshot()
+        if cmd.get("build_dir"):
+            sys.path.insert(0, cmd["build_dir"])
+        use_content_dir(Path(cmd["candidate"]))
+        start = _perf()
+        try:
+            self.module = load_module(Path(cmd["candidate"]), "model_new")
+        except Exception as exc:
+            failed_build = "Error building extension" in str(exc)
+            return {"ok": False, "kind": "build" if failed_build else "import",
+                    "error": _short_error(exc)}
+        return {"import_s": _perf() - start}
+
+    def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The candidate's model, built under the reference's seed, given its weights."""
+        device = self.bench.device
+        with gpu_turn(device.type == "cuda"):
+            model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
+            state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
+            try:
+                model.load_state_dict(state, strict=True)
+            except RuntimeError as exc:
+                return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
+        self.model = model
+        self.integrity.loaded()
+        return {"violations": self.integrity.violations()}
+
+    def _snapshot(self) -> None:
+        """What must not change once the candidate is imported (see `integrity`)."""
+        judge = [m for name, m in sys.modules.items() if name.startswith("cudaopt.judge")]
+        self.integrity = Integrity(judge)
+        self.integrity.watch("worker", self, ("bench", "burst", "integrity", "allow", "threads",
+                                              "init_inputs"))
+        self.integrity.watch("bench", self.bench, ("timer", "task", "device", "kept"))
+        self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
+
+    def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        self.published = {}
+        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                                cmd.get("variant"))
+        _poison(cmd.get("poison") or [], self.bench.device)
+        return {"violations": found}
+
+    def go(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One call; guarded calls run under the operator guard (and are not timed)."""
+        guard = OpGuard(self.allow) if cmd.get("guard") else None
+        fn = self.model if guard is None else _guarded(self.model, guard)
+        dev_ms, host_ms, found = self.bench.go(fn)
+        found = (guard.violations() if guard else []) + found
+        return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
+                "output": self.bench.last is not None}
+
+    def streams(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The stream-ordering checks on the prepared inputs (see `streams`): the snapshot
+        first, while the process is known to be sound, then the graph capture (a failed one
+        can leave the candidate's streams unusable, so nothing runs in this process after
+        it). A replay's outputs, on inputs refilled from `seed`, become the call's outputs."""
+        bench = self.bench
+        returned: set[int] = set()  # storage of every output these calls returned
+        raced = streams.snapshot_race(self.model, bench.inputs, bench.device, returned)
+        found = [f"{streams.RULE}: its output changed after the current stream had finished "
+                 "the call"] if raced else []
+        fresh = draw_inputs(bench.task, cmd["seed"], bench.device)
+        l2_bytes = bench.l2_persisting_bytes
+        if not same_layout(bench.inputs, fresh):
+            return {"check": "snapshot", "replayed": False, "violations": found,
+                    "why": "the task draws inputs of other shapes each time",
+                    "l2_persisting_bytes": l2_bytes}
+        graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
+        if graph is None:
+            if streams.UNJOINED in why.lower():
+                found.append(f"{streams.RULE}: capturing forward into a CUDA graph failed "
+                             f"with {why}")
+            return {"check": "graph" if streams.UNJOINED in why.lower() else "snapshot",
+                    "replayed": False, "why": why, "violations": found,
+                    "l2_persisting_bytes": l2_bytes}
+        stale = streams.returned_before(out, bench.inputs, returned)
+        bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
+        bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
+        del graph, out
+        return {"check": "graph", "replayed": True, "violations": found, "stale": stale,
+                "l2_persisting_bytes": l2_bytes}
+
+    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's
+        outputs are copied for the parent to check, and tampering is looked for after."""
+        self.published = {}
+        reply = self.burst.run(self.model, cmd)
+        reply["violations"] = reply.get("violations", []) + self.integrity.violations()
+        return reply
+
+    def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """End of a sequence of calls: settle the last one and look for tampering."""
+        found = self.bench.settle(cmd.get("keep")) + self.integrity.violations()
+        if self.threads and _threads() != self.threads:
+            found.append(f"the candidate changed torch's thread count from {self.threads} to "
+                         f"{_threads()} (the baselines run with {self.threads})")
+        return {"violations": found, "memory_gib": self.bench.memory_gib()}
+
+    def dump(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Publish the kept output copies named for the reference worker to compare; forget
+        the rest. Published copies live until the next call is prepared, as the reference
+        may map their memory; `again` publishes the same ones again (as files, after IPC
+        failed)."""
+        kept = self.bench.kept
+        if not cmd.get("again"):
+            self.published = {key: kept[key] for key in cmd["keys"] if key in kept}
+        kept.clear()
+        out_dir, share = Path(cmd["out_dir"]), cmd.get("share", False)
+        return {"manifests": {key: write_outputs(snap, out_dir, key, share)
+                              for key, snap in self.published.items()}}
+
+
+def _guarded(model: Callable[..., Any], guard: OpGuard) -> Callable[..., Any]:
+    def call(*inputs: Any) -> Any:
+        with guard:
+            return model(*inputs)
+
+    return call
+
+
+def _poison(leaves: list[dict[str, Any]], device: torch.device) -> None:
+    """Fill and free blocks the size of each expected output, so an output buffer the
+    candidate allocates but never writes holds NaN (or extreme integers), not stale data."""
+    for leaf in leaves:
+        dtype = dtype_named(leaf["dtype"])
+        block = torch.empty(leaf["numel"], dtype=dtype, device=device)
+        if dtype.is_floating_point or dtype.is_complex:
+            block.fill_(float("nan"))
+        elif dtype != torch.bool:
+            block.fill_(torch.iinfo(dtype).max)
+        del block
+
+
+def _short_error(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(exc))[-6000:]
+
+
+def _state_dict_message(exc: RuntimeError) -> str:
+    return ("ModelNew's parameters and buffers must match Model's so the reference weights load "
+            f"(load_state_dict strict=True): {exc}")

@@ -1,0 +1,256 @@
+"""The reference worker: runs the task's `Model`, eager and compiled, and compares.
+
+It never imports the candidate, so nothing a candidate patches at import can slow the
+baselines down or change how outputs are compared. It runs the same per-call protocol as
+the candidate worker (see `bench`), so the overhead the parent's clock sees around a call
+is the same on both sides.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from cudaopt.judge.building.loading import build_model, load_module, use_threads
+from cudaopt.judge.checks.signal import Tracker, perturbed
+from cudaopt.judge.timing import pinning
+from cudaopt.judge.timing.bench import Bench
+from cudaopt.judge.timing.burst import Burst, fastest_mode
+from cudaopt.judge.workers import ipc
+from cudaopt.judge.workers.devlock import gpu_turn
+from cudaopt.judge.workers.tensors import compare, describe, draw_inputs, flatten, unflatten
+from cudaopt.judge.workers.transfer import read_outputs
+
+
+class Stopwatch:
+    """Seconds per named part of a step, for the verdict's `phases_s` sub-phases."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.parts[name] = self.parts.get(name, 0.0) + now - self._last
+        self._last = now
+
+
+def compile_counters(since: dict[str, int] | None = None) -> dict[str, int]:
+    """torch.compile's cache and work counters (inductor's FX graph cache, AOT autograd's
+    cache, graphs compiled), less `since`: whether a compile traced and compiled or was
+    served from the on-disk caches."""
+    from torch._dynamo.utils import counters
+
+    names = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+    found = {name: int(counters["inductor"].get(name, 0)) for name in names}
+    found.update({f"aot_{k}": int(v) for k, v in counters["aot_autograd"].items()
+                  if k.startswith("autograd_cache")})
+    found["graphs"] = int(counters["stats"].get("unique_graphs", 0))
+    since = since or {}
+    return {k: v - since.get(k, 0) for k, v in found.items() if v - since.get(k, 0)}
+
+
+class ReferenceWorker:
+    def __init__(self, boot: dict[str, float] | None = None) -> None:
+        self.boot = dict(boot or {})  # start-up seconds, reported by the first load
+        self.model: Any = None
+        self.compiled: Any = None
+        self.bench: Bench | None = None
+        self.modes: dict[str, Any] = {}  # torch.compile mode -> compiled model
+        self.mode = ""  # the fastest of them per call: the compile baseline
+        self.burst: Burst | None = None
+        self.signal = Tracker()
+
+    def handlers(self) -> dict[str, Any]:
+        return {"load": self._turn(self.load), "warm": self._turn(self.warm),
+                "compile": self._turn(self.compile), "prep": self.prep,
+                "go": self.go, "finish": self.finish, "compare": self.compare,
+                "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
+                "signal": self.signal_findings,
+                "exit": lambda cmd: {},
+                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
+
+    def _turn(self, step: Any) -> Any:
+        """`step`, holding the GPU (see `devlock.gpu_turn`) when it runs on one."""
+        def held(cmd: dict[str, Any]) -> dict[str, Any]:
+            device = cmd.get("device") or (self.bench.device.type if self.bench else "cpu")
+            with gpu_turn(str(device).startswith("cuda")):
+                return step(cmd)
+        return held
+
+    def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Load the task; a second load (new weights for a final check, see
+        `JudgePool.reseed`) first forgets the model and torch.compile's code for it."""
+        clock = Stopwatch()
+        if self.model is not None:
+            self.model = self.compiled = self.bench = self.burst = None
+            self.modes = {}
+            torch._dynamo.reset()
+        device = torch.device(cmd["device"])
+        use_threads(cmd.get("threads"))
+        task = load_module(Path(cmd["task"]), "cudaopt_task")
+        clock.lap("import")
+        init_inputs = list(task.get_init_inputs())
+        self.model = build_model(task.Model, init_inputs, cmd["init_seed"], device)
+        self.bench = Bench(task, device)
+        self.burst = Burst(self.bench)
+        clock.lap("model")
+        torch.save(self.model.state_dict(), cmd["state_path"])
+        clock.lap("state_dict")
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+        parts, self.boot = {**self.boot, **clock.parts}, {}
+        return {"device_name": name, "torch_version": torch.__version__, "parts_s": parts}
+
+    def warm(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One untimed call, so first-call costs (lazy init, allocator growth) come early."""
+        self.model(*draw_inputs(self.bench.task, cmd["seed"], self.bench.device))
+        self.bench.timer.sync()
+        return {}
+
+    def compile(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Compile and warm torch.compile once per mode (comma-separated); its inductor cache
+        makes the next run cheap. Several modes: the fastest per call is the baseline."""
+        start = time.perf_counter()
+        clock, before = Stopwatch(), compile_counters()
+        self.modes = {mode: torch.compile(self.model, mode=mode)
+                      for mode in cmd["mode"].split(",")}
+        clock.lap("wrap")
+        for mode, compiled in self.modes.items():
+            for i, seed in enumerate(cmd["seeds"]):
+                inputs = draw_inputs(self.bench.task, seed, self.bench.device)
+                self.bench.timer.sync()
+                clock.lap("inputs")
+                compiled(*inputs)
+                self.bench.timer.sync()
+                clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
+                del inputs
+        self.mode = fastest_mode(self.bench, self.modes, cmd["seeds"] * 3)
+        self.compiled = self.modes[self.mode]
+        clock.lap("mode_selection")
+        self.trim(cmd)
+        clock.lap("trim")
+        return {"compile_s": time.perf_counter() - start, "mode": self.mode,
+                "parts_s": clock.parts, "cache": compile_counters(before)}
+
+    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Back-to-back calls of eager or one compile mode (`compile:MODE`)."""
+        which = cmd["which"]
+        fn = self.model if which == "eager" else self.modes[which.split(":", 1)[1]]
+        return {**self.burst.run(fn, cmd), "compile_mode": self.mode}
+
+    def traits(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks."""
+        from cudaopt.judge.timing import roofline
+
+        inputs = draw_inputs(self.bench.task, cmd["seed"], self.bench.device)
+        found = roofline.traits(self.model, inputs)
+        del inputs
+        return {"task": found, "peaks": roofline.device_peaks(self.bench.device,
+                                                              Path(cmd["cache"]))}
+
+    def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """A derived input (`variant`) the judge cannot make, out of memory say, is skipped."""
+        try:
+            found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                                    cmd.get("variant"))
+        except Exception as exc:
+            if not cmd.get("variant"):
+                raise
+            return {"skip": f"deriving it failed: {type(exc).__name__}: {str(exc)[:300]}"}
+        return {"mutates": bool(found)}
+
+    def go(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One call; `tolerant` (inputs the judge derived, not the task's own draws): a
+        failure or a non-finite output is a reason to skip the input, not a broken task."""
+        fn = self.compiled if cmd["which"] == "compile" else self.model
+        try:
+            dev_ms, host_ms, found = self.bench.go(fn)
+        except Exception as exc:
+            if not cmd.get("tolerant"):
+                raise
+            self.bench.last = None
+            return {"skip": f"the task's Model raised {type(exc).__name__}: {str(exc)[:300]}"}
+        if found:
+            raise TypeError(f"the task's Model returns something the judge cannot compare: "
+                            f"{found[0]}")
+        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+        if cmd.get("tolerant") and not _finite(self.bench.last[1]):
+            self.bench.last = None
+            reply["skip"] = "the task's Model returned non-finite values on it"
+        return reply
+
+    def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"mutates": bool(self.bench.settle(cmd.get("keep"))),
+                "memory_gib": self.bench.memory_gib()}
+
+    def trim(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Give device memory back while idle (the last inputs and outputs, the allocator's
+        cache): three processes share one GPU, and KernelBench inputs are gigabytes each."""
+        self.bench.release()
+        self.burst.release()
+        if self.bench.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return {"memory_gib": self.bench.memory_gib()}
+
+    def compare(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Compare a kept output copy with the candidate's; without a manifest, just drop it.
+        When the candidate's shared memory cannot be mapped, the copy stays for a retry."""
+        skeleton, leaves = self.bench.kept.pop(cmd["key"])
+        if cmd["manifest"] is None:
+            return {"mismatch": []}
+        ref = unflatten(skeleton, dict(leaves))
+        try:
+            with read_outputs(cmd["manifest"], self.bench.device) as cand:
+                reply = {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+                if cmd.get("signal"):
+                    reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
+                return reply
+        except ipc.OpenFailed as exc:
+            self.bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
+            return {"mismatch": [f"the candidate's output could not be read: {exc}"],
+                    "ipc_failed": str(exc)}
+        except (KeyError, ValueError, TypeError) as exc:  # a manifest the judge did not write
+            return {"mismatch": [f"the candidate's output could not be read: {exc!r}"]}
+
+    def _track(self, leaves: list[Any], cand: Any, cmd: dict[str, Any],
+               mismatched: bool) -> dict[str, Any]:
+        """Samples for the signal check (see `signal`); on a mismatch, whether the output is
+        one the reference gave for an earlier input."""
+        info = cmd["signal"]
+        if info["trial"] == 0:
+            self.signal.reset(info["seed"])
+        try:
+            cand_leaves = [t for _, t in flatten(cand)[1]]
+        except TypeError:
+            return {}
+        if len(cand_leaves) == len(leaves):
+            self.signal.record([t for _, t in leaves], cand_leaves, info["fresh"])
+            if info["trial"] == 0:
+                self._measure_noise(info["seed"])
+        stale = self.signal.stale() if mismatched else None
+        return {} if stale is None else {"stale": stale}
+
+    def _measure_noise(self, seed: int) -> None:
+        """One more call, on this trial's inputs moved by a few ulps (see `signal.perturbed`):
+        how much the reference's output moves by rounding alone. Where that call cannot be
+        made (out of device memory, say), the check goes without it."""
+        try:
+            inputs = perturbed(self.bench.inputs, seed)
+            out = [t for _, t in flatten(self.model(*inputs))[1]]
+        except (RuntimeError, TypeError):
+            if self.bench.device.type == "cuda":
+                torch.cuda.empty_cache()
+            return
+        del inputs
+        self.signal.measure_noise(out)
+
+    def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"findings": self.signal.findings(cmd["rtol"])}
+
+
+def _finite(leaves: list[Any]) -> bool:
+    return all(bool(torch.isfinite(t).all()) for _, t in leaves
+               if t.is_floating_point() or t.is_complex())

@@ -1,0 +1,309 @@
+"""The timing phase: eager, torch.compile and the candidate in interleaved rounds.
+
+Baselines are timed in a reference process, which never imported the candidate; the
+candidate in its own. Rounds alternate between them in random order so clock drift and
+thermal state hit all three alike, and speedups are medians of per-round ratios.
+
+Every call takes the per-call protocol of `bench`, driven from here with a secret plan: the
+seeds, which calls refill the previous call's tensors, which run under the operator guard
+and which have their outputs checked. The check decision is revealed only after the call
+has answered, so the candidate cannot behave one way when checked and another when timed.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, reference_reply
+from cudaopt.judge.timing import contention, noise
+from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check
+from cudaopt.judge.timing.timer import calls_per_round, summarize
+from cudaopt.judge.timing.warm import measure
+from cudaopt.judge.verdict.verdict import Timing, Verdict, add_parts, compile_story, phase
+from cudaopt.judge.workers.runner import Worker
+from cudaopt.judge.workers.session import Session
+
+Samples = dict[str, list[float]]
+REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
+GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
+CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (each keeps a copy of its outputs)
+KEPT_BYTES = 8 << 30  # at most this much of kept copies per process (strict: twice), but
+                      # always one: KernelBench outputs reach gigabytes
+
+
+@dataclass
+class Plan:
+    """One round's secret plan; it lives only in this (the parent) process."""
+
+    seeds: list[int]
+    refill: list[bool]
+    guard: list[bool]
+    checked: set[int]
+
+    @classmethod
+    def draw(cls, session: Session, calls: int, checks: int, guard_share: float) -> Plan:
+        """`checks` calls have their outputs checked (at least one); about a third of those
+        reuse the previous call's tensors, refilled (a candidate can tell those, but not which
+        of the others are checked); a `guard_share` of calls is guarded."""
+        order = list(range(calls))
+        session.rand_shuffle(order)
+        checked = set(order[:max(1, min(checks, calls))])
+        refill = [i > 0 and i in checked and session.rand() < REFILL_SHARE for i in range(calls)]
+        guard = [session.rand() < guard_share for _ in range(calls)]
+        guard[order[-1]] = False  # at least one timed call
+        return cls([session.seed() for _ in range(calls)], refill, guard, checked)
+
+
+def await_baselines(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """The baseline worker's load and compile, sent when the session began: awaited without
+    the device, so another judgement times while this one's baseline boots and compiles."""
+    say(f"waiting for the baselines (torch.compile mode={session.options.compile_mode})")
+    if not session.baseline_pending:
+        say("baselines: kept warm from an earlier judgement of this task (nothing traced or "
+            "compiled)")
+    with phase(verdict, "baselines"):
+        while session.baseline_pending:  # load and compile, sent when the session began
+            reply = reference_reply(session.baseline, session.baseline_pending[0])
+            session.baseline_pending.pop(0)
+            add_parts(verdict, "baselines", reply.get("parts_s", {}))
+            if "cache" in reply:
+                verdict.baseline_cache = reply["cache"]
+                say(f"baselines: torch.compile {compile_story(reply['cache'])}")
+
+
+def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    """Time eager, torch.compile and the candidate (the baselines awaited first)."""
+    options = session.options
+    names = ["eager", "compile"] if options.compile_baseline else ["eager"]
+    say("baselines ready; timing: warm-up")
+    pins = _pin(session, verdict)
+    try:
+        with phase(verdict, "timing"):
+            _time(session, verdict, say, names)
+        if not verdict.violations:
+            with phase(verdict, "warm"):
+                measure(session, verdict, say)  # the warm, back-to-back figure, pinned alike
+    finally:
+        for worker, before in pins:
+            if worker.alive:  # a candidate that crashed is reported as such, not here
+                worker.call("pin", options.timeout_s, restore=before)
+
+
+def _pin(session: Session, verdict: Verdict) -> list[tuple[Worker, list[int]]]:
+    """CUDA: the baseline's and the candidate's timing threads on one CPU (see `pinning`);
+    the workers and the CPUs to give back afterwards."""
+    if session.device != "cuda":
+        return []
+    timeout_s = session.options.timeout_s
+    base = ask_reference(session, "pin", timeout_s, session.baseline)
+    if base["cpu"] is None:
+        return []
+    cand = session.candidate.call("pin", timeout_s, cpu=base["cpu"])
+    pins = [(session.baseline, base["before"]), (session.candidate, cand["before"])]
+    if cand["cpu"] is None:
+        session.baseline.call("pin", timeout_s, restore=base["before"])
+        return []
+    verdict.timing_cpu = base["cpu"]
+    return pins
+
+
+def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
+          names: list[str]) -> None:
+    options = session.options
+    started = time.perf_counter()
+    warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
+    if verdict.violations:
+        return
+    slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
+    wall_ms = (time.perf_counter() - started) * 1e3 / (3 * (len(names) + 1))
+    calls = calls_per_round(slowest_ms, wall_ms)
+    rounds = _reliably(session, names, calls, verdict, say, _checks(session, CHECKS, 1),
+                       GUARD_SHARE)
+    _summarize(verdict, names, rounds, options.margin)
+    top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
+    if top > options.ceiling and not verdict.violations:
+        say(f"speedup {top:.1f}x is above the {options.ceiling:g}x ceiling: re-measuring")
+        verdict.remeasured = True
+        rounds = _reliably(session, names, calls, verdict, say,
+                           _checks(session, STRICT_CHECKS, 2), 3 * GUARD_SHARE)
+        _summarize(verdict, names, rounds, options.margin)
+        verdict.warnings.append(
+            f"implausible speedup {top:.1f}x (ceiling {options.ceiling:g}x): re-measured with "
+            f"more timed outputs checked and more calls guarded; now "
+            f"{verdict.speedup_vs_eager:.2f}x vs eager")
+
+
+def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
+              say: Callable[[str], None], checks: int, guard_share: float) -> list[Samples]:
+    """Measure; when the measurements are unreliable (see `noise`), measure once more and
+    keep the steadier of the two. Noise in both marks the verdict `noisy`."""
+    margin = session.options.margin
+    probe = _probe(session)
+    rounds = _measure(session, names, calls, verdict, say, checks, guard_share)
+    found = noise.reasons(rounds, names, margin) + probe.reasons()
+    if found and not verdict.violations:
+        say(f"unreliable measurements ({found[0]}): re-measuring")
+        probe = _probe(session)
+        again = _measure(session, names, calls, verdict, say, checks, guard_share)
+        found_again = noise.reasons(again, names, margin) + probe.reasons()
+        if not found_again or noise.score(again, names) < noise.score(rounds, names):
+            rounds, found = again, found_again
+    verdict.noisy = bool(found)
+    if found:
+        verdict.warnings.append(f"noisy measurements, even when re-measured: {'; '.join(found)} "
+                                "(no speed reward above 1; judge on a quieter machine)")
+    return rounds
+
+
+def _probe(session: Session) -> contention.Probe:
+    """Watches the scheduler while the baseline and candidate workers are timed."""
+    return contention.Probe([session.baseline.proc.pid, session.candidate.proc.pid])
+
+
+def _checks(session: Session, most: int, budgets: int) -> int:
+    """Checked calls per round: `most`, fewer when their kept copies would not fit."""
+    from cudaopt.judge.workers.tensors import dtype_named
+
+    out_bytes = sum(leaf["numel"] * dtype_named(leaf["dtype"]).itemsize
+                    for leaf in session.output_leaves)
+    return max(1, min(most, budgets * KEPT_BYTES // max(out_bytes, 1)))
+
+
+def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
+             say: Callable[[str], None], checks: int, guard_share: float) -> list[Samples]:
+    options = session.options
+    rounds: list[Samples] = []
+    deadline = time.monotonic() + options.time_budget_s
+    while len(rounds) < options.max_rounds:
+        say(f"timing: round {len(rounds) + 1}{session.memory_note()}")
+        plan = Plan.draw(session, calls, checks, guard_share)
+        rounds.append(_round(session, names, plan, verdict))
+        verdict.timing_rounds += 1
+        if verdict.violations:
+            break
+        if len(rounds) >= options.min_rounds and (
+                _ratio_spread(rounds, names) <= options.target_spread
+                or _settled(rounds, names, options.margin) or time.monotonic() > deadline):
+            break
+    return rounds
+
+
+def _round(session: Session, names: list[str], plan: Plan, verdict: Verdict) -> Samples:
+    """One round: the plan's calls for each of eager, compile and the candidate, in random
+    order, then the checked calls' outputs compared."""
+    order = [*names, "candidate"]
+    session.rand_shuffle(order)
+    samples: Samples = {}
+    for name in order:
+        for key, values in _sequence(session, name, plan, verdict).items():
+            samples.setdefault(key, []).extend(values)
+    keys = [f"t{i}" for i in sorted(plan.checked)]
+    with phase(verdict, "timing.checks"):
+        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"))
+    for i in sorted(plan.checked):
+        if mismatches[f"t{i}"]:
+            note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""
+            verdict.violations.append(
+                "output of a timed call is wrong (the candidate behaves differently when "
+                f"timed){note}: {mismatches[f't{i}'][0]}")
+            break
+    return samples
+
+
+def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samples:
+    """All calls of one contestant in a round; the parent's clock brackets each `go`, from
+    the message to the reply sent after the outputs were copied."""
+    candidate = name == "candidate"
+    worker = session.candidate if candidate else session.baseline
+    kept = candidate or name == "eager"  # eager's outputs are the reference for the checks
+    ms: list[float] = []
+    host: list[float] = []
+    wall: list[float] = []
+    keep = None
+    for i, seed in enumerate(plan.seeds):
+        with phase(verdict, "timing.inputs"):
+            _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
+                 keep=keep)
+        args = {"guard": plan.guard[i]} if candidate else {"which": name}
+        start = time.perf_counter()
+        reply = _ask(session, worker, candidate, verdict, "go", **args)
+        wall_ms = (time.perf_counter() - start) * 1e3
+        add_parts(verdict, "timing", {"calls": wall_ms / 1e3})
+        if not (candidate and plan.guard[i]):
+            ms.append(reply["ms"])
+            host.append(reply["host_ms"])
+            wall.append(wall_ms)
+        keep = f"t{i}" if kept and i in plan.checked else None
+    reply = _ask(session, worker, candidate, verdict, "finish", keep=keep)
+    session.note_memory("candidate" if candidate else "baseline", reply)
+    if candidate:
+        return {"candidate": ms, "candidate_host": host, "candidate_wall": wall}
+    return {name: ms, "overhead": [w - h for w, h in zip(wall, host, strict=True)],
+            "gap": [h - m for h, m in zip(host, ms, strict=True)]}
+
+
+def _ask(session: Session, worker: Worker, candidate: bool, verdict: Verdict, op: str,
+         **args: Any) -> dict[str, Any]:
+    """One step; a candidate's violations go straight into the verdict."""
+    timeout = session.options.timeout_s
+    if not candidate:
+        return ask_reference(session, op, timeout, worker, **args)
+    reply = worker.call(op, timeout, **args)
+    found = allowed(session, reply["violations"])
+    verdict.violations.extend(v for v in found if v not in verdict.violations)
+    return reply
+
+
+def _ratios(rounds: list[Samples], base: str) -> list[float]:
+    return [statistics.median(r[base]) / statistics.median(r["candidate"]) for r in rounds]
+
+
+def _settled(rounds: list[Samples], names: list[str], margin: float) -> bool:
+    """Whether more rounds could change the reward: each speedup's interquartile range lies
+    wholly above or wholly below the 1 + margin line."""
+    for name in names:
+        q1, _, q3 = statistics.quantiles(sorted(_ratios(rounds, name)), n=4)
+        if q1 <= 1 + margin <= q3:
+            return False
+    return True
+
+
+def _ratio_spread(rounds: list[Samples], names: list[str]) -> float:
+    """Half the interquartile range of per-round ratios, relative to their median."""
+    worst = 0.0
+    for name in names:
+        ratios = sorted(_ratios(rounds, name))
+        q1, _, q3 = statistics.quantiles(ratios, n=4)
+        worst = max(worst, (q3 - q1) / 2 / statistics.median(ratios))
+    return worst
+
+
+def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
+               margin: float) -> None:
+    events = [x for r in rounds for x in r["candidate"]]
+    rounds = [dict(r) for r in rounds]
+    slower = credited_clock(rounds, margin)
+    if slower:
+        credit(rounds, slower[0])
+        note = (f"the call's work is not all seen by events on the current stream: {slower[1]};"
+                " the slower clock is credited (a time never excludes work the call caused)")
+        verdict.warnings = [w for w in verdict.warnings if not w.startswith(note[:40])] + [note]
+    pooled = {n: [x for r in rounds for x in r[n]]
+              for n in [*names, "candidate", "candidate_host", "candidate_wall", "overhead",
+                        "gap"]}
+    verdict.eager = Timing(**summarize(pooled["eager"]))
+    verdict.candidate = Timing(**summarize(pooled["candidate"], pooled["candidate_host"]))
+    if "compile" in names:
+        verdict.compiled_baseline = Timing(**summarize(pooled["compile"]))
+    for name in names:
+        ratios = sorted(_ratios(rounds, name))
+        low = statistics.quantiles(ratios, n=4)[0] if len(ratios) > 1 else ratios[0]
+        setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
+        setattr(verdict, f"speedup_vs_{name}_low", low)
+    found = cross_check(Timing(**summarize(events, pooled["candidate_host"])),
+                        pooled["candidate_wall"], pooled["overhead"], pooled["gap"])
+    verdict.violations.extend(v for v in found if v not in verdict.violations)

@@ -1,0 +1,210 @@
+"""The warm phase: back-to-back figures, where the time goes, and the distance to the limit.
+
+Runs after the cold per-call timing, on calls of its own (the cold figures are final by
+then). Rounds of bursts (see `burst`) alternate between eager, each torch.compile mode and
+the candidate in random order, all on the same fresh seeds; a secret few of each round's
+candidate outputs are checked against eager's. A last, profiled burst of each gives the
+per-kernel (CUDA) or per-operator (CPU) breakdown, whose summed kernel time is CUDA Agent's
+figure. Nothing here changes the cold figures; the reward asks both protocols to agree.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from cudaopt.judge.building.caches import cache_root
+from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept
+from cudaopt.judge.timing import roofline
+from cudaopt.judge.timing.burst import KEY
+from cudaopt.judge.timing.timer import calls_per_round
+from cudaopt.judge.verdict.verdict import Verdict, phase
+from cudaopt.judge.workers.session import Session
+from cudaopt.judge.workers.tensors import dtype_named
+
+ROUNDS = 5  # timed rounds, after one that warms up
+CHECKS = 3  # outputs checked per round, chosen after the burst
+BUDGET_BYTES = {"cuda": 4 << 30, "cpu": 1 << 30}  # input sets and output copies of a burst
+PROTOCOL = ("back-to-back calls on fresh inputs, no cache flush, one device synchronize; "
+            "per call: events around the whole burst, started with the first call queued "
+            "(CUDA), the host clock (CPU)")
+Rounds = list[dict[str, dict[str, Any]]]
+
+
+def compile_modes(mode: str) -> list[str]:
+    """`--compile-mode default,max-autotune-no-cudagraphs`: the fastest is the baseline."""
+    return [m.strip() for m in mode.split(",") if m.strip()]
+
+
+def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
+    options = session.options
+    modes = compile_modes(options.compile_mode) if options.compile_baseline else []
+    names = ["eager", *[f"compile:{m}" for m in modes]]
+    cold = [t.median_ms for t in (verdict.eager, verdict.compiled_baseline, verdict.candidate)
+            if t is not None]
+    say("warm: sizing back-to-back calls")
+    with phase(verdict, "warm.sizing"):
+        sizing = _burst(session, verdict, "eager", _seeds(session, calls_per_round(max(cold)) + 1),
+                        budget_bytes=BUDGET_BYTES.get(session.device, 1 << 30),
+                        out_bytes=_out_bytes(session))
+    verdict.compile_mode = sizing.get("compile_mode", "") if modes else ""
+    calls = sizing["calls"]
+    if calls < 2:
+        verdict.warm = {"skipped": "three sets of inputs and outputs do not fit in the memory "
+                                   "budget of a burst: the per-call figure stands alone"}
+        if not options.breakdown:
+            return _release(session)
+        say("profiling: where the time goes (one call, on the inputs of its warm-up)")
+        profiled = _round(session, verdict, names, 1, profile=True, reuse=True)
+        times = {"eager": verdict.eager, "compile": verdict.compiled_baseline,
+                 "candidate": verdict.candidate}
+        return _explain(session, verdict, names, profiled, "cold per-call time", {
+            f"{name}_ms": t.median_ms for name, t in times.items() if t is not None})
+    rounds: Rounds = []
+    for index in range(ROUNDS + 1):
+        say(f"warm: round {index}/{ROUNDS} ({calls} back-to-back calls each)")
+        with phase(verdict, "warm.rounds"):
+            samples = _round(session, verdict, names, calls, profile=False)
+        if verdict.violations:
+            return _release(session)
+        rounds += [samples] if index else []
+    if not options.breakdown:
+        verdict.warm = summarize(rounds, names, None, calls)
+        return _release(session)
+    say("profiling: where the time goes")
+    with phase(verdict, "warm.profile"):
+        profiled = _round(session, verdict, names, calls, profile=True)
+    verdict.warm = summarize(rounds, names, profiled, calls)
+    _explain(session, verdict, names, profiled, "warm back-to-back time", verdict.warm)
+
+
+def _explain(session: Session, verdict: Verdict, names: list[str],
+             profiled: dict[str, dict[str, Any]], label: str, times: dict[str, Any]) -> None:
+    """The breakdown of the profiled calls and each contestant's distance to the limit."""
+    if verdict.violations:
+        return _release(session)
+    winner = (verdict.warm or {}).get("compile_mode") or verdict.compile_mode
+    shown = ["eager", *([f"compile:{winner}"] if f"compile:{winner}" in names else []),
+             "candidate"]
+    verdict.breakdown = {_label(n): {**profiled[n]["breakdown"], "mode": _mode(n)}
+                         for n in shown}
+    _release(session)  # first: a task's inputs can be gigabytes
+    options = session.options
+    with phase(verdict, "warm.roofline"):
+        traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
+                               seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
+    verdict.roofline = distances(traits, times, verdict.breakdown, label)
+
+
+def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
+           profile: bool, reuse: bool = False) -> dict[str, dict[str, Any]]:
+    seeds = _seeds(session, 1 if reuse else calls + 1)
+    order = [*names, "candidate"]
+    session.rand_shuffle(order)
+    replies = {name: _burst(session, verdict, name, seeds, profile=profile, reuse=reuse,
+                            keep=name in ("eager", "candidate")) for name in order}
+    chosen = list(range(calls))
+    session.rand_shuffle(chosen)
+    keys = [f"{KEY}{i}" for i in sorted(chosen[:CHECKS])]
+    mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("warm"))
+    for key in keys:
+        if mismatches[key]:
+            verdict.violations.append(
+                "output of a back-to-back call is wrong (outputs must stay valid after the "
+                f"next call, and no result may be reused across calls): {mismatches[key][0]}")
+            break
+    return replies
+
+
+def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
+           **args: Any) -> dict[str, Any]:
+    timeout = session.options.timeout_s
+    if name != "candidate":
+        return ask_reference(session, "burst", timeout, session.baseline, which=name,
+                             seeds=seeds, **args)
+    reply = session.candidate.call("burst", timeout, seeds=seeds, **args)
+    found = allowed(session, reply["violations"])
+    verdict.violations.extend(v for v in found if v not in verdict.violations)
+    return reply
+
+
+def _release(session: Session) -> None:
+    """The baseline process may stay warm: it keeps no input sets or copies of ours."""
+    ask_reference(session, "trim", session.options.timeout_s, session.baseline)
+
+
+def _seeds(session: Session, count: int) -> list[int]:
+    return [session.seed() for _ in range(count)]
+
+
+def _out_bytes(session: Session) -> int:
+    return sum(leaf["numel"] * dtype_named(leaf["dtype"]).itemsize
+               for leaf in session.output_leaves)
+
+
+def _label(name: str) -> str:
+    return name.split(":", 1)[0]
+
+
+def _mode(name: str) -> str | None:
+    return name.split(":", 1)[1] if ":" in name else None
+
+
+def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
+    """The candidate's per-call time: events, unless the host clock around the burst saw more
+    than launching and synchronizing cost the baselines (work the events did not cover)."""
+    gap = statistics.median(rnd[n]["host_ms"] - rnd[n]["ms"] for n in names)
+    cand = rnd["candidate"]
+    return max(cand["ms"], cand["host_ms"] - gap)
+
+
+def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
+              calls: int) -> dict[str, Any]:
+    """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
+    cand = [_credited(r, names) for r in rounds]
+    modes = [n for n in names if n != "eager"]
+    per_mode = {_mode(n): statistics.median(r[n]["ms"] for r in rounds) for n in modes}
+    warm: dict[str, Any] = {"protocol": PROTOCOL, "calls": calls, "rounds": len(rounds),
+                            "candidate_ms": statistics.median(cand),
+                            "eager_ms": statistics.median(r["eager"]["ms"] for r in rounds)}
+    bases = {"eager": [r["eager"]["ms"] for r in rounds]}
+    if modes:
+        bases["compile"] = [min(r[n]["ms"] for n in modes) for r in rounds]
+        warm["compile_ms"] = statistics.median(bases["compile"])
+        warm["compile_mode"] = min(per_mode, key=per_mode.__getitem__)
+        warm["compile_modes_ms"] = per_mode
+    for base, times in bases.items():
+        ratios = sorted(b / c for b, c in zip(times, cand, strict=True))
+        warm[f"speedup_vs_{base}"] = statistics.median(ratios)
+        warm[f"speedup_vs_{base}_low"] = statistics.quantiles(ratios, n=4)[0]
+    if profiled is None:  # no profiled burst (`JudgeOptions.breakdown` off)
+        return warm
+    summed = {n: profiled[n]["breakdown"]["summed_ms"] for n in profiled}
+    kernel = {"eager": summed["eager"], "candidate": summed["candidate"]}
+    if modes:
+        kernel["compile"] = min(summed[n] for n in modes)  # the fastest mode, here too
+    if profiled["candidate"]["breakdown"]["unit"] == "kernel":
+        warm["kernel_ms"] = kernel  # summed device time of kernels: CUDA Agent's figure
+        for base in bases:
+            if kernel.get(base) and kernel["candidate"] > 0:
+                warm[f"kernel_speedup_vs_{base}"] = kernel[base] / kernel["candidate"]
+    return warm
+
+
+def distances(traits: dict[str, Any], times: dict[str, Any], breakdown: dict[str, Any],
+              label: str) -> dict[str, Any]:
+    """Each contestant's call (`times`: warm, or cold where no warm figure exists) against
+    the roofline; the candidate's kernel too, when it is the call's only kernel (then the
+    call's bytes and FLOPs are all its own)."""
+    task, peaks = traits["task"], traits["peaks"]
+    found: dict[str, Any] = {"task": task, "peaks": peaks, "time": label}
+    for name in ("eager", "compile", "candidate"):
+        if times.get(f"{name}_ms"):
+            found[name] = roofline.distance(task, peaks, times[f"{name}_ms"])
+    cand = breakdown["candidate"]
+    kernels = [e for e in cand["entries"] if e["ms"] > 0]
+    if cand["unit"] == "kernel" and len(kernels) == 1 and round(kernels[0]["launches"]) == 1:
+        found["kernel"] = {"name": kernels[0]["name"],
+                           **roofline.distance(task, peaks, kernels[0]["ms"])}
+    return found

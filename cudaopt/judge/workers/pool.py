@@ -1,0 +1,226 @@
+"""Warm workers kept between judgements of one task: the agent loop's inner loop.
+
+A cold judgement pays for three Python processes importing torch, CUDA initialising in
+each, the task's model being built twice and torch.compile tracing the baseline. Only the
+candidate process has to be new for every candidate (it imports candidate code); the two
+reference processes never do, so they can serve every judgement of the same task. The pool
+keeps them loaded (the baseline compiled) and starts the next candidate process ahead of
+need, so a warm judgement costs the build, the candidate's import and the measurements.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
+from cudaopt.judge.workers.runner import PREWARM_ENV, Worker, WorkerFailure
+
+#: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
+#: the folders it must be able to write; returns the argv and environment to run with.
+Wrapper = Callable[[list[str], dict[str, str], list[Path]], tuple[list[str], dict[str, str]]]
+
+
+@dataclass
+class Loaded:
+    """A reference worker that has loaded one task and answered every message sent to it."""
+
+    worker: Worker
+    info: dict  # the load reply: device name, torch version
+    compiled: str | None = None  # torch.compile mode it holds, if any
+    owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
+
+
+class JudgePool:
+    """`keep_warm=False` is the one-off pool of a single `cudaopt check`: nothing is started
+    ahead of need and everything is closed after the judgement."""
+
+    def __init__(self, env: dict[str, str], keep_warm: bool = True,
+                 wrapper: Wrapper | None = None):
+        self.env = env
+        self.keep_warm = keep_warm
+        self.wrapper = wrapper
+        self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
+        self.init_seed = int.from_bytes(os.urandom(7), "little")
+        # the device: timings must not overlap (others share it: an executor's slot lock)
+        self.lock = threading.Lock()
+        self.busy = threading.Lock()  # one judgement at a time on this pool's workers
+        self._gpu_lock: DeviceLock | None = None
+        self._key: tuple[str, str] | None = None  # (task content digest, device)
+        self._reference: Loaded | None = None
+        self._baseline: Loaded | None = None
+        self._spare: Worker | None = None
+        self._fresh: list[Worker] = []  # reference processes started ahead, no task loaded
+        self._fresh_baseline: Worker | None = None  # one started ahead to compile (prewarmed)
+        self._count = 0
+        self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
+
+    def _log(self, name: str) -> Path:
+        self._count += 1
+        return self.scratch / f"{name}-{self._count}.log"
+
+    def gpu_lock(self, device: str) -> AbstractContextManager:
+        """For a CUDA judgement, the GPU's host-wide lock, so that another tool judging on
+        this GPU (a bench, a reward service, another run) waits for this one; nothing when
+        `lock` already is that lock (an executor's slot, runs sharing a device)."""
+        if device != "cuda" or getattr(self.lock, "host_wide", False):
+            return nullcontext()
+        if self._gpu_lock is None:  # the workers' cuda:0, as the host names it
+            self._gpu_lock = gpu_lock(gpu_identity(0, {**os.environ, **self.env}))
+        return self._gpu_lock
+
+    def candidate(self) -> Worker:
+        """The spare candidate worker (already past `import torch`); the next one starts now."""
+        worker = self._spare if self._spare and self._spare.alive else self._new_candidate()
+        self._spare = self._new_candidate() if self.keep_warm else None
+        return worker
+
+    def _turn_env(self) -> dict[str, str]:
+        """The GPU lock its workers take for their GPU steps outside the judgement's turn."""
+        lock = self.lock if getattr(self.lock, "host_wide", False) else self.gpu_lock("cuda")
+        return {**self.env, TURN_ENV: str(lock.path)}
+
+    def _new_candidate(self) -> Worker:
+        env = self._turn_env()
+        if self.wrapper is None:
+            return Worker("candidate", self._log("candidate"), env)
+        wrapper, scratch = self.wrapper, self.scratch
+
+        def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+            return wrapper(argv, env, [scratch])
+
+        return Worker("candidate", self._log("candidate"), env, wrap=wrap)
+
+    def task_copy(self, task: Path) -> Path:
+        """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a
+        confined candidate needs no view of the user's project, and cannot change the file
+        the reference workers load."""
+        folder = self.scratch / "task"
+        folder.mkdir(exist_ok=True)
+        copy = folder / task.name
+        shutil.copyfile(task, copy)
+        return copy
+
+    def references(self, task: Path, device: str) -> tuple[Loaded | None, Loaded | None]:
+        """The warm reference and baseline workers for `task`'s content as it is on disk now,
+        if any: the same task under another path (a run's workspace copy, a bench's job
+        folder) finds them too."""
+        key = (hashlib.sha256(task.read_bytes()).hexdigest(), device)
+        if key != self._key:
+            self._drop()
+            self._key = key
+        return self._reference, self._baseline
+
+    def reseed(self) -> None:
+        """New weights for the next judgement (a final check): the warm reference and
+        baseline processes load the task again under a new `init_seed` and compile the new
+        model (torch.compile's caches make that a fraction of a second), instead of being
+        replaced by processes that would import torch and torch.compile again. They never
+        imported candidate code, so nothing of an earlier candidate survives in them."""
+        recycled = [loaded for loaded in (self._reference, self._baseline)
+                    if loaded is not None and loaded.worker.alive
+                    and loaded.worker.pending == len(loaded.owed)]
+        for loaded in list(recycled):
+            try:
+                for timeout_s in loaded.owed:  # replies still owed: read them before reuse
+                    loaded.worker.receive(timeout_s)
+            except WorkerFailure:
+                recycled.remove(loaded)
+        if self._baseline in recycled and self._fresh_baseline is None:
+            self._fresh_baseline = self._baseline.worker
+            recycled.remove(self._baseline)
+        self._fresh += [loaded.worker for loaded in recycled]
+        for loaded in (self._reference, self._baseline):
+            if loaded is not None and not any(loaded.worker is w for w in
+                                              [*self._fresh, self._fresh_baseline]):
+                loaded.worker.close()
+        self._reference = self._baseline = None
+        self.init_seed = int.from_bytes(os.urandom(7), "little")
+
+    def keep(self, reference: Loaded | None, baseline: Loaded | None) -> None:
+        """Take back reference workers after a judgement: only alive ones, and only if every
+        reply they owe is accounted for, or their next exchange would read a stale reply."""
+        self._reference = (reference if reference and reference.worker.alive
+                           and reference.worker.pending == 0 else None)
+        self._baseline = (baseline if baseline and baseline.worker.alive
+                          and baseline.worker.pending == len(baseline.owed) else None)
+
+    def holds(self, worker: Worker) -> bool:
+        return any(loaded is not None and loaded.worker is worker
+                   for loaded in (self._reference, self._baseline))
+
+    def _drop(self) -> None:
+        for loaded in (self._reference, self._baseline):
+            if loaded is not None:
+                loaded.worker.close()
+        self._reference = self._baseline = None
+        self.init_seed = int.from_bytes(os.urandom(7), "little")
+
+    def prestart(self, references: int, prewarm: bool = False) -> None:
+        """Start a candidate and `references` reference processes now; with `prewarm`, the
+        second is the one that will compile the baselines, and it imports and exercises
+        torch.compile's machinery while it waits. Each spends seconds importing torch, which
+        then overlaps the caller's own start (its torch import, the device check, the kernel
+        build, the previous task's timing) instead of following it."""
+        if self._spare is None:
+            self._spare = self._new_candidate()
+        if prewarm and references >= 2 and self._fresh_baseline is None:
+            self._fresh_baseline = self._new_reference("baseline")
+        if self._fresh_baseline is not None:
+            references -= 1
+        while len(self._fresh) < references:
+            self._fresh.append(self._new_reference("reference"))
+
+    def prestart_for(self, options: JudgeOptions, device: str) -> None:
+        """What a judgement with `options` on `device` will ask for. The prewarm is for CUDA
+        only: on a CPU its own compile competes with the judge for the cores."""
+        self.prestart(2 if options.profile else 1,
+                      prewarm=options.profile and options.compile_baseline and device == "cuda")
+
+    def new_reference(self, name: str) -> Worker:
+        """A reference process; "baseline" asks for one that will compile."""
+        if name == "baseline" and self._fresh_baseline is not None:
+            worker, self._fresh_baseline = self._fresh_baseline, None
+            if worker.alive:
+                return worker
+        while self._fresh:
+            worker = self._fresh.pop(0)
+            if worker.alive:
+                return worker
+        return self._new_reference(name)
+
+    def _new_reference(self, name: str) -> Worker:
+        env = self._turn_env()
+        if name == "baseline":
+            env[PREWARM_ENV] = "compile"
+        return Worker("reference", self._log(name), env)
+
+    def close(self) -> None:
+        self._drop()
+        for worker in [*self._fresh, self._spare, self._fresh_baseline]:
+            if worker is not None:
+                worker.close()
+        self._fresh, self._spare, self._fresh_baseline = [], None, None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+SHM_MIN_FREE_BYTES = 4 << 30
+
+
+def scratch_root() -> str | None:
+    """Outputs that cannot pass by CUDA IPC cross between workers through files: RAM-backed
+    /dev/shm when it is roomy (containers often cap it at 64 MiB, and a full tmpfs kills the
+    writer with SIGBUS), else the system's temporary folder."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    stat = os.statvfs(shm)
+    return str(shm) if stat.f_bavail * stat.f_frsize >= SHM_MIN_FREE_BYTES else None

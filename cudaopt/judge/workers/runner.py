@@ -1,0 +1,137 @@
+"""A worker child process and the side channel to it.
+
+Candidate code only ever runs in such a child, started in its own process session so a
+timeout kills everything it spawned. A segfault, an illegal memory access, a hang or an
+exception becomes a `WorkerFailure` that the judge turns into a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: Confines a worker (e.g. in a sandbox): gets its argv and environment, returns new ones.
+Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
+
+
+#: In a worker's environment: warm up before the first message ("compile": the baseline
+#: worker imports and exercises torch.compile's machinery; see `roles.worker.prewarm_compile`).
+PREWARM_ENV = "CUDAOPT_PREWARM"
+#: In a worker's environment: when its parent started it (epoch seconds), so the worker can
+#: say what its start-up cost (`boot` in the verdict's sub-phases).
+SPAWNED_ENV = "CUDAOPT_SPAWNED_AT"
+
+class WorkerFailure(Exception):
+    """The worker died, hung, or answered with an error."""
+
+    def __init__(self, kind: str, message: str, reply: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.kind = kind  # "crash" | "timeout" | an error kind from the worker's reply
+        self.reply = reply or {}
+
+
+class Worker:
+    def __init__(self, role: str, log_path: Path, env: dict[str, str],
+                 wrap: Wrap | None = None):
+        self.role = role
+        self.log_path = log_path
+        self.pending = 0  # messages sent whose reply has not been read: a reused worker needs 0
+        read_fd, write_fd = os.pipe()
+        self._log = open(log_path, "wb")
+        full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
+                    "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(time.time())}
+        argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
+        if wrap is not None:
+            argv, full_env = wrap(argv, full_env)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,), env=full_env, start_new_session=True,
+        )
+        os.close(write_fd)
+        self._reply = os.fdopen(read_fd, "rb")
+        self._buffer = b""
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, op: str, **args: Any) -> None:
+        self.pending += 1
+        try:
+            self.proc.stdin.write((json.dumps({"op": op, **args}) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the read that follows reports how the worker died
+
+    def receive(self, timeout_s: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise WorkerFailure("timeout", f"no answer within {timeout_s:.0f} s (killed)")
+            ready, _, _ = select.select([self._reply], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(self._reply.fileno(), 1 << 16)
+                if not chunk:
+                    raise WorkerFailure("crash", self._death_message())
+                self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        self.pending -= 1
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WorkerFailure("crash", f"garbled reply from worker: {line[:200]!r}") from exc
+        if not reply.get("ok", False):
+            raise WorkerFailure(reply.get("kind", "error"), reply.get("error", "?"), reply)
+        return reply
+
+    def call(self, op: str, timeout_s: float, **args: Any) -> dict[str, Any]:
+        self.send(op, **args)
+        return self.receive(timeout_s)
+
+    def _death_message(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        how = (f"killed by signal {signal.Signals(-code).name}" if code and code < 0
+               else f"exited with code {code}")
+        return f"worker process {how}\n{self.log_tail()}"
+
+    def log_tail(self, limit: int = 4000) -> str:
+        self._log.flush()
+        try:
+            return self.log_path.read_text(errors="replace")[-limit:]
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def close(self) -> None:
+        """Ask politely, then kill: an exit handler in candidate code must not hang the judge."""
+        if self.proc.poll() is None:
+            self.send("exit")
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        self._reply.close()
+        self._log.close()

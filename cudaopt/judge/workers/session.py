@@ -1,0 +1,122 @@
+"""One judgement's worker processes and the secret seeds they are driven with."""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.workers.pool import JudgePool, Loaded
+
+
+def cpu_threads(options: JudgeOptions) -> int:
+    """The intra-op thread count every worker runs with on CPU: the baselines and the
+    candidate must share it, or oversubscription favours whichever uses fewer."""
+    import torch
+
+    return options.threads or min(torch.get_num_threads(), len(os.sched_getaffinity(0)))
+
+
+class Session:
+    """The reference, baseline and candidate workers of one judgement, plus a scratch folder.
+
+    Workers come from a `JudgePool`: a one-off pool for a single `cudaopt check`, a shared
+    warm one inside an agent run. The candidate worker is always new.
+    """
+
+    def __init__(self, options: JudgeOptions, device: str, task: Path, pool: JudgePool):
+        self.options = options
+        self.device = device
+        self.pool = pool
+        # Secret per run; a fixed `options.seed` exists only to make tests repeatable.
+        self._rng = (secrets.SystemRandom() if options.seed is None
+                     else random.Random(options.seed))
+        self.scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=pool.scratch))
+        self.state_path = pool.scratch / "state_dict.pt"
+        warm_reference, warm_baseline = pool.references(task, device)
+        self.init_seed = pool.init_seed
+        self.reference_info = warm_reference.info if warm_reference else None
+        self.reference = warm_reference.worker if warm_reference else pool.new_reference("ref")
+        self._baseline = warm_baseline
+        self.baseline = warm_baseline.worker if warm_baseline else None
+        # Timeouts of the baseline replies still owed, a warm worker's left from before.
+        self.baseline_pending: list[float] = list(warm_baseline.owed) if warm_baseline else []
+        self.candidate = pool.candidate()
+        self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
+        self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
+        self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
+        self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
+        self.threads = cpu_threads(options) if device == "cpu" else None
+
+    def start_baseline(self, task: Path) -> None:
+        """The process that times eager and torch.compile, started (or found warm) first so
+        compiling the baseline overlaps the build and the verification."""
+        options = self.options
+        if self._baseline is None:
+            self.baseline = self.pool.new_reference("baseline")
+            self._baseline = Loaded(self.baseline, {})
+            self.baseline.send("load", task=str(task.resolve()), device=self.device,
+                               init_seed=self.init_seed, threads=self.threads,
+                               state_path=str(self.pool.scratch / "baseline_state.pt"))
+            self.baseline_pending.append(options.timeout_s)
+        if options.compile_baseline and self._baseline.compiled != options.compile_mode:
+            self.baseline.send("compile", mode=options.compile_mode,
+                               seeds=[self.seed(), self.seed()])
+            self.baseline_pending.append(options.build_timeout_s)
+            self._baseline.compiled = options.compile_mode
+
+    def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
+        if reply.get("memory_gib") is not None:
+            self.memory_gib[worker] = reply["memory_gib"]
+
+    def memory_note(self) -> str:
+        """For progress messages: large tasks run close to the device's memory."""
+        if not self.memory_gib:
+            return ""
+        held = ", ".join(f"{name} {live:.1f}/{held:.1f}"
+                         for name, (live, held) in sorted(self.memory_gib.items()))
+        return f" (device GiB live/held: {held})"
+
+    def seed(self) -> int:
+        return self._rng.randrange(1, 2**62)
+
+    def rand(self) -> float:
+        return self._rng.random()
+
+    def rand_shuffle(self, items: list[Any]) -> None:
+        self._rng.shuffle(items)
+
+    def outputs_dir(self, name: str) -> Path:
+        path = self.scratch / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    def clear(self, path: Path) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir()
+
+    def close(self) -> None:
+        """The candidate worker always goes; the pool decides which reference workers stay."""
+        self.candidate.close()
+        reference = None
+        if self.reference_info is not None:
+            reference = Loaded(self.reference, self.reference_info)
+        if self._baseline is not None:
+            self._baseline.owed = self.baseline_pending
+        if self.pool.keep_warm:
+            self.pool.keep(reference, self._baseline)
+        for worker in (self.reference, self.baseline):
+            if worker is not None and not self.pool.holds(worker):
+                worker.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
