@@ -135,8 +135,7 @@ def check_model_cmd(
 
     As `check` judges a task: fresh inputs, outputs against the original, speedups vs
     eager and torch.compile; each kernel's own speedup beside the end-to-end one."""
-    from cudaopt.judge import JudgeOptions
-    from cudaopt.judge import resolve_device
+    from cudaopt.judge import JudgeOptions, resolve_device
     from cudaopt.models.entry import parse_entry
     from cudaopt.models.report import model_check_lines, model_check_table
     from cudaopt.models.wholemodel import check_model, parse_swaps
