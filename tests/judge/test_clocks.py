@@ -3,9 +3,9 @@ clocks disagree beyond the margin and the spread of what each subtracts."""
 
 from __future__ import annotations
 
-from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check
+from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check, settle
 from cudaopt.judge.timing.timer import summarize
-from cudaopt.judge.verdict.verdict import Timing
+from cudaopt.judge.verdict.verdict import Status, Timing, Verdict
 
 
 def _rounds(events_ms: float, host_ms: float, wall_ms: float) -> list[dict[str, list[float]]]:
@@ -39,3 +39,16 @@ def test_the_judges_own_clock_is_a_cross_check_not_a_credit() -> None:
     found = cross_check(timing, [x for r in rounds for x in r["candidate_wall"]],
                         [x for r in rounds for x in r["overhead"]])
     assert any("timing cross-check failed" in v for v in found), found
+
+
+def test_clocks_disagreeing_are_refused_if_quiet_untrusted_if_contended() -> None:
+    """On a contended machine the judge's own clock was held up too: the disagreement is
+    no proof of a forged clock, so the verdict loses its speed reward instead (`noisy`)."""
+    disagree = ["timing cross-check failed: by the judge's own clock even the fastest call "
+                "took 3.709 ms, the candidate process reported 0.679 ms per call"]
+    quiet, busy = Verdict(status=Status.OK), Verdict(status=Status.OK)
+    settle(quiet, disagree, contended=False)
+    settle(busy, disagree, contended=True)
+    assert quiet.violations == disagree and not quiet.noisy
+    assert not busy.violations and busy.noisy
+    assert any("contended machine" in w and "3.709 ms" in w for w in busy.warnings)

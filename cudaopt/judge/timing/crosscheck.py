@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import statistics
 
-from cudaopt.judge.verdict.verdict import Timing
+from cudaopt.judge.verdict.verdict import Timing, Verdict
 
 # Honest calls stay well inside these; a forged clock can gain at most this much.
 SIDE_STREAM_FACTOR, SIDE_STREAM_SLACK_MS = 2.0, 0.1
@@ -55,6 +55,20 @@ def cross_check(cand: Timing, wall_ms: list[float], overhead_ms: list[float],
             f"{implied:.3f} ms, the candidate process reported {cand.median_ms:.3f} ms per call "
             "(work done outside its timed region, or a tampered clock)")
     return found
+
+
+def settle(verdict: Verdict, disagree: list[str], contended: bool) -> None:
+    """A disagreement that survived a second measurement is refused, except on a machine
+    the contention probe saw contended: there the parent's clock itself was held up, so the
+    disagreement proves nothing either way. The timing is then untrusted, not refused: the
+    verdict is `noisy` (no speed reward above 1), and the warning says why. A candidate
+    cannot buy that way out: its own processes' load is not contention (`contention`)."""
+    if disagree and contended:
+        verdict.noisy = True
+        verdict.warnings.append("the clocks disagreed on a contended machine, so the timing "
+                                "is untrusted rather than refused: " + "; ".join(disagree))
+    else:
+        verdict.violations.extend(v for v in disagree if v not in verdict.violations)
 
 
 def credited_clock(rounds: list[dict[str, list[float]]], margin: float) -> tuple[str, str] | None:

@@ -41,7 +41,7 @@ def reasons(rounds: list[Samples], names: list[str], margin: float) -> list[str]
     scattering ±10% is faster all the same)."""
     found, spread = [], 0.0
     for name in names:
-        ratio = _half_iqr(_round_ratios(rounds, name))
+        ratio = _half_iqr(round_ratios(rounds, name))
         drift = _half_iqr([statistics.median(r[name]) for r in rounds])
         spread = max(spread, ratio, drift)
         if ratio > margin:
@@ -54,12 +54,13 @@ def reasons(rounds: list[Samples], names: list[str], margin: float) -> list[str]
         spread = max(spread, calls)
         if calls > CALL_SPREAD_FACTOR * margin:
             found.append(f"single {name} calls scatter ±{calls:.0%}")
-    if found and all(_decisive(_round_ratios(rounds, n), margin, spread) for n in names):
+    if found and all(_decisive(round_ratios(rounds, n), margin, spread) for n in names):
         return []
     return found
 
 
-def _round_ratios(rounds: list[Samples], name: str) -> list[float]:
+def round_ratios(rounds: list[Samples], name: str) -> list[float]:
+    """Each round's speedup of the candidate over `name`: the ratio of their medians."""
     return [statistics.median(r[name]) / statistics.median(r["candidate"]) for r in rounds]
 
 
@@ -80,3 +81,19 @@ def score(rounds: list[Samples], names: list[str]) -> float:
         worst = max(worst, _half_iqr([statistics.median(r[name]) / statistics.median(
             r["candidate"]) for r in rounds]), _half_iqr([x for r in rounds for x in r[name]]))
     return max(worst, _half_iqr([x for r in rounds for x in r["candidate"]]))
+
+
+def ratio_spread(rounds: list[Samples], names: list[str]) -> float:
+    """The worst half interquartile range of the per-round speedups, relative to their
+    median: more rounds stop being worth their time once it is small."""
+    return max(_half_iqr(round_ratios(rounds, name)) for name in names)
+
+
+def settled(rounds: list[Samples], names: list[str], margin: float) -> bool:
+    """Whether more rounds could change the reward: each speedup's interquartile range lies
+    wholly above or wholly below the 1 + margin line."""
+    for name in names:
+        q1, _, q3 = statistics.quantiles(sorted(round_ratios(rounds, name)), n=4)
+        if q1 <= 1 + margin <= q3:
+            return False
+    return True

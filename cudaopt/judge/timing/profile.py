@@ -20,7 +20,7 @@ from typing import Any
 
 from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, reference_reply
 from cudaopt.judge.timing import contention, noise
-from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check
+from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check, settle
 from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
 from cudaopt.judge.verdict.verdict import Timing, Verdict, add_parts, compile_story, phase
@@ -121,42 +121,57 @@ def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     wall_ms = (time.perf_counter() - started) * 1e3 / (3 * (len(names) + 1))
     calls = calls_per_round(slowest_ms, wall_ms)
-    rounds = _reliably(session, names, calls, verdict, say, _checks(session, CHECKS, 1),
-                       GUARD_SHARE)
-    _summarize(verdict, names, rounds, options.margin)
+    _timed(session, names, calls, verdict, say, _checks(session, CHECKS, 1), GUARD_SHARE)
     top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
     if top > options.ceiling and not verdict.violations:
         say(f"speedup {top:.1f}x is above the {options.ceiling:g}x ceiling: re-measuring")
         verdict.remeasured = True
-        rounds = _reliably(session, names, calls, verdict, say,
-                           _checks(session, STRICT_CHECKS, 2), 3 * GUARD_SHARE)
-        _summarize(verdict, names, rounds, options.margin)
+        _timed(session, names, calls, verdict, say, _checks(session, STRICT_CHECKS, 2),
+               3 * GUARD_SHARE)
         verdict.warnings.append(
             f"implausible speedup {top:.1f}x (ceiling {options.ceiling:g}x): re-measured with "
             f"more timed outputs checked and more calls guarded; now "
             f"{verdict.speedup_vs_eager:.2f}x vs eager")
 
 
+def _timed(session: Session, names: list[str], calls: int, verdict: Verdict,
+           say: Callable[[str], None], checks: int, guard_share: float) -> None:
+    """Measure and summarize. When the clocks the candidate cannot touch disagree with its
+    own, measure once more: a disagreement that persists is refused, unless the machine was
+    contended (see `crosscheck.settle`)."""
+    rounds, contended = _reliably(session, names, calls, verdict, say, checks, guard_share)
+    disagree = _summarize(verdict, names, rounds, session.options.margin)
+    if disagree and not verdict.violations:
+        say("the clocks disagree: re-measuring")
+        rounds, contended = _reliably(session, names, calls, verdict, say, checks, guard_share)
+        disagree = _summarize(verdict, names, rounds, session.options.margin)
+    settle(verdict, disagree, contended)
+
+
 def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
-              say: Callable[[str], None], checks: int, guard_share: float) -> list[Samples]:
+              say: Callable[[str], None], checks: int,
+              guard_share: float) -> tuple[list[Samples], bool]:
     """Measure; when the measurements are unreliable (see `noise`), measure once more and
-    keep the steadier of the two. Noise in both marks the verdict `noisy`."""
+    keep the steadier of the two. Noise in both marks the verdict `noisy`. Also returns
+    whether the kept measurement ran on a contended machine."""
     margin = session.options.margin
     probe = _probe(session)
     rounds = _measure(session, names, calls, verdict, say, checks, guard_share)
-    found = noise.reasons(rounds, names, margin) + probe.reasons()
+    contended = probe.reasons()
+    found = noise.reasons(rounds, names, margin) + contended
     if found and not verdict.violations:
         say(f"unreliable measurements ({found[0]}): re-measuring")
         probe = _probe(session)
         again = _measure(session, names, calls, verdict, say, checks, guard_share)
-        found_again = noise.reasons(again, names, margin) + probe.reasons()
+        contended_again = probe.reasons()
+        found_again = noise.reasons(again, names, margin) + contended_again
         if not found_again or noise.score(again, names) < noise.score(rounds, names):
-            rounds, found = again, found_again
+            rounds, found, contended = again, found_again, contended_again
     verdict.noisy = bool(found)
     if found:
         verdict.warnings.append(f"noisy measurements, even when re-measured: {'; '.join(found)} "
                                 "(no speed reward above 1; judge on a quieter machine)")
-    return rounds
+    return rounds, bool(contended)
 
 
 def _probe(session: Session) -> contention.Probe:
@@ -186,8 +201,8 @@ def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
         if verdict.violations:
             break
         if len(rounds) >= options.min_rounds and (
-                _ratio_spread(rounds, names) <= options.target_spread
-                or _settled(rounds, names, options.margin) or time.monotonic() > deadline):
+                noise.ratio_spread(rounds, names) <= options.target_spread
+                or noise.settled(rounds, names, options.margin) or time.monotonic() > deadline):
             break
     return rounds
 
@@ -258,32 +273,9 @@ def _ask(session: Session, worker: Worker, candidate: bool, verdict: Verdict, op
     return reply
 
 
-def _ratios(rounds: list[Samples], base: str) -> list[float]:
-    return [statistics.median(r[base]) / statistics.median(r["candidate"]) for r in rounds]
-
-
-def _settled(rounds: list[Samples], names: list[str], margin: float) -> bool:
-    """Whether more rounds could change the reward: each speedup's interquartile range lies
-    wholly above or wholly below the 1 + margin line."""
-    for name in names:
-        q1, _, q3 = statistics.quantiles(sorted(_ratios(rounds, name)), n=4)
-        if q1 <= 1 + margin <= q3:
-            return False
-    return True
-
-
-def _ratio_spread(rounds: list[Samples], names: list[str]) -> float:
-    """Half the interquartile range of per-round ratios, relative to their median."""
-    worst = 0.0
-    for name in names:
-        ratios = sorted(_ratios(rounds, name))
-        q1, _, q3 = statistics.quantiles(ratios, n=4)
-        worst = max(worst, (q3 - q1) / 2 / statistics.median(ratios))
-    return worst
-
-
 def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
-               margin: float) -> None:
+               margin: float) -> list[str]:
+    """The verdict's figures from `rounds`; returns where the clocks disagree."""
     events = [x for r in rounds for x in r["candidate"]]
     rounds = [dict(r) for r in rounds]
     slower = credited_clock(rounds, margin)
@@ -300,10 +292,9 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
     if "compile" in names:
         verdict.compiled_baseline = Timing(**summarize(pooled["compile"]))
     for name in names:
-        ratios = sorted(_ratios(rounds, name))
+        ratios = sorted(noise.round_ratios(rounds, name))
         low = statistics.quantiles(ratios, n=4)[0] if len(ratios) > 1 else ratios[0]
         setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
         setattr(verdict, f"speedup_vs_{name}_low", low)
-    found = cross_check(Timing(**summarize(events, pooled["candidate_host"])),
-                        pooled["candidate_wall"], pooled["overhead"], pooled["gap"])
-    verdict.violations.extend(v for v in found if v not in verdict.violations)
+    return cross_check(Timing(**summarize(events, pooled["candidate_host"])),
+                       pooled["candidate_wall"], pooled["overhead"], pooled["gap"])
