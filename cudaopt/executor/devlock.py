@@ -1,4 +1,4 @@
-"""A slot's device lock: the GPU's own host-wide lock (`judge.devlock`), or for CPU slots,
+"""A slot's device lock: the GPU's own host-wide lock (`judge.workers.devlock`), or for CPU slots,
 which may judge side by side by choice, one per executor folder shared by everything
 judging under it (a slot process and the episodes' own judges)."""
 

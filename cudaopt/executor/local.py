@@ -194,7 +194,7 @@ class _SlotProcess:
 
 def _reserve(slots: list[SlotSpec]) -> dict[str, int]:
     """GPU slots: a CPU each to time from, held for the executor's life; every other process
-    it starts stays off them (see `judge.pinning`). None on CPU slots, which time with all
+    it starts stays off them (see `judge.timing.pinning`). None on CPU slots, which time with all
     their threads."""
     gpus = [spec for spec in slots if spec.gpu is not None]
     if not gpus:

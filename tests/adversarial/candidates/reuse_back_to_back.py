@@ -4,7 +4,7 @@ Fools: a harness that checks outputs on separate calls and times back-to-back ca
 (KernelBench-style events around repeated iterations) without checking their outputs; every
 check here is slow enough to look like a fresh call.
 Stopped by: the warm protocol copies the outputs of every back-to-back call and checks a
-secret few of them (judge.warm, judge.burst).
+secret few of them (judge.timing.warm, judge.timing.burst).
 """
 
 import time

@@ -5,7 +5,7 @@ and every "cold" call reads it from L2.
 Fools: a cold protocol whose flush is a buffer write (llm.c #851: 3530 GB/s reported on an
 864 GB/s card).
 Stopped by: before each timed call the judge demotes persisting lines and sets the
-set-aside to zero (judge.l2), and says so in the verdict.
+set-aside to zero (judge.timing.l2), and says so in the verdict.
 """
 
 import torch

@@ -4,7 +4,7 @@ returns its previous output and launches nothing.
 Fools: a check that captures forward and replays the graph (work missing from a replay
 looks like work left on another stream).
 Stopped by: the output a capture returned is recognised as one an earlier call returned,
-and the refusal names a stale output, not a stream race (judge.streams.returned_before).
+and the refusal names a stale output, not a stream race (judge.checks.streams.returned_before).
 """
 
 import torch

@@ -3,7 +3,7 @@
 Fools: allclose on fresh draws: the energy of a 1024 x 256 output fluctuates by about half a
 percent around its expectation, far inside the tolerance.
 Stopped by: inputs of other scale (the energy moves with the square of the scale, the
-expectation does not) and the signal check (judge.variants, judge.signal).
+expectation does not) and the signal check (judge.checks.variants, judge.checks.signal).
 """
 
 import torch

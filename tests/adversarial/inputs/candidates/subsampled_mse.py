@@ -3,7 +3,7 @@
 Fools: allclose on fresh draws: a mean over 100K independent elements is as close to 2.0 as
 one over a million, well inside the tolerance.
 Stopped by: a few large outliers, or a rescaled block, where the sub-sample does not look
-(judge.variants), and the signal check over the task's own draws (judge.signal).
+(judge.checks.variants), and the signal check over the task's own draws (judge.checks.signal).
 """
 
 import torch.nn as nn
