@@ -78,8 +78,8 @@ def score(rounds: list[Samples], names: list[str]) -> float:
     """How noisy, to pick the better of two measurements: the worst relative spread."""
     worst = 0.0
     for name in names:
-        worst = max(worst, _half_iqr([statistics.median(r[name]) / statistics.median(
-            r["candidate"]) for r in rounds]), _half_iqr([x for r in rounds for x in r[name]]))
+        worst = max(worst, _half_iqr(round_ratios(rounds, name)),
+                    _half_iqr([x for r in rounds for x in r[name]]))
     return max(worst, _half_iqr([x for r in rounds for x in r["candidate"]]))
 
 
