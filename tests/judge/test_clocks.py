@@ -52,3 +52,13 @@ def test_clocks_disagreeing_are_refused_if_quiet_untrusted_if_contended() -> Non
     assert quiet.violations == disagree and not quiet.noisy
     assert not busy.violations and busy.noisy
     assert any("contended machine" in w and "3.709 ms" in w for w in busy.warnings)
+
+
+def test_work_escaping_the_events_is_refused_even_on_a_contended_machine() -> None:
+    """The candidate's own host clock is checked against the baselines' launch and
+    synchronize cost under the same load: contention is no excuse there."""
+    escaped = ["work escaped the timed region: 2.000 ms by the host clock with a device-wide "
+               "synchronize vs 0.100 ms by events on the current stream"]
+    busy = Verdict(status=Status.OK)
+    settle(busy, escaped, contended=True)
+    assert busy.violations == escaped and not busy.noisy
