@@ -16,6 +16,7 @@
 #   GPU_STEPS=tests GPU_TEST_PROCS=3 bash benchmarks/gpu_session.sh
 # A step stopped by its time limit stops what it started (so the next step measures a quiet
 # GPU); with timeout's -k, it gets a minute for that.
+# The tests step writes each result as it comes to $OUT/tests_live.log (benchmarks/pytest_live.py).
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -39,8 +40,9 @@ steps=${GPU_STEPS:-tests kernelbench inner replay streams identity figures model
 xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
 for step in $steps; do case $step in
 tests)
-  timeout "${GPU_TEST_TIMEOUT:-300}" python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist \
-    -p no:cacheprovider 2>&1 | tee "$out/gpu_tests.log" | tail -25 ;;
+  PYTHONPATH=$PWD/benchmarks:$PYTHONPATH timeout -k 30 "${GPU_TEST_TIMEOUT:-300}" \
+    python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist -p no:cacheprovider \
+    -p pytest_live --durations=0 2>&1 | tee "$out/gpu_tests.log" | tail -25 ;;
 kernelbench)
   timeout 420 python3 benchmarks/kernelbench_check.py 2>&1 | tee "$out/kernelbench.log" ;;
 inner)

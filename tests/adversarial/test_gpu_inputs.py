@@ -4,6 +4,8 @@ capture named as such, and the persisting-L2 reset itself."""
 from __future__ import annotations
 
 import ctypes
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -42,3 +44,26 @@ def test_a_stale_output_under_graph_capture_is_named_as_such() -> None:
     assert verdict.status is Status.VIOLATION and verdict.reward == -1, verdict.error
     assert any(v.startswith(STALE) for v in verdict.violations), verdict.violations
     assert not any(v.startswith("work left unordered") for v in verdict.violations)
+
+
+_DERIVE = """
+import hashlib, torch
+from cudaopt.judge.checks import variants
+x = torch.randn(4096, 4096, device="cuda", generator=torch.Generator("cuda").manual_seed(5))
+for kind in sorted(variants.MAGNITUDE + variants.ORDER):
+    v = {"kinds": [kind], "seed": 11, "mix_seed": 12}
+    other = lambda s: [torch.randn(x.shape, device="cuda",
+                                   generator=torch.Generator("cuda").manual_seed(s))]
+    y = variants.derive([x], v, other)[0]
+    print(kind, hashlib.sha256(y.cpu().numpy().tobytes()).hexdigest())
+"""
+
+
+def test_derived_inputs_are_the_same_in_two_processes() -> None:
+    """Both workers derive the inputs themselves, so a transform with a device-dependent
+    result (a write to a repeated index) hands the candidate other inputs than the
+    reference, and an honest kernel is judged wrong. 16M elements: spiky's 16k outliers
+    drawn with replacement repeat a few positions."""
+    runs = [subprocess.run([sys.executable, "-c", _DERIVE], capture_output=True, text=True,
+                           timeout=300, check=True).stdout for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0].count("\n") == 10

@@ -46,7 +46,7 @@ def test_a_forged_handle_is_refused_not_read(tmp_path: Path) -> None:
     """A handle the candidate made up must fail to open cleanly, in a live process."""
     code = (
         "import torch\n"
-        "from cudaopt.judge import ipc\n"
+        "from cudaopt.judge.workers import ipc\n"
         "from cudaopt.judge.workers.transfer import read_outputs\n"
         "torch.empty(1, device='cuda')\n"
         "leaf = {'dtype': 'torch.float32', 'shape': [4], 'ipc': 'ab' * 64, 'offset': 0,\n"

@@ -183,10 +183,12 @@ def _sparse(x, y, gen, meaning):
 
 def _spiky(x, y, gen, meaning):
     """About one element in a thousand (at least one) made an outlier 20-50x the typical
-    magnitude."""
+    magnitude. The positions are made unique: a write to a repeated index keeps whichever
+    value a CUDA device stores last, so the two workers would hold different inputs."""
     flat = x.reshape(-1).clone()
     n = max(1, flat.numel() // 1000)
-    where = torch.randint(0, flat.numel(), (n,), generator=gen, device=x.device)
+    where = torch.randint(0, flat.numel(), (n,), generator=gen, device=x.device).unique()
+    n = where.numel()
     typical = float(x.float().abs().mean()) or 1.0
     size = torch.empty(n, device=x.device).uniform_(20.0, 50.0, generator=gen) * typical
     if meaning == "real":
