@@ -13,7 +13,7 @@
 # GPUs where they can be had:
 #   GPU_STEPS="throughput compile" GPU_THROUGHPUT_ARGS=--no-check bash benchmarks/gpu_session.sh
 #   GPU_STEPS=env bash benchmarks/gpu_session.sh
-#   GPU_STEPS=tests GPU_TEST_PROCS=3 bash benchmarks/gpu_session.sh
+#   GPU_STEPS=tests GPU_TEST_PROCS=8 GPU_TEST_TIMEOUT=500 bash benchmarks/gpu_session.sh
 # A step stopped by its time limit stops what it started (so the next step measures a quiet
 # GPU); with timeout's -k, it gets a minute for that.
 # The tests step writes each result as it comes to $OUT/tests_live.log (benchmarks/pytest_live.py).

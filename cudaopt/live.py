@@ -153,7 +153,7 @@ class LiveView:
         self.best_index = int(data["index"])
         verdict: Verdict = data["verdict"]
         self._print(f"best so far: candidate {self.best_index}, "
-                    f"{fmt_speedup(verdict.speedup_vs_compile)} vs torch.compile as re-judged "
+                    f"{fmt_speedup(verdict.speedup_vs_compile)} vs torch.compile as judged "
                     "by cudaopt (each judgement times afresh, so figures differ by a few %)")
 
     def _on_done(self, data: dict[str, Any]) -> None:

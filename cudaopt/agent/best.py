@@ -1,12 +1,17 @@
 """The best verified candidate: cudaopt's own judgement, never the model's or a record's.
 
 A record claiming a new best is re-judged here with `cudaopt.judge.check` before it may
-replace `best/`: the model's shell could have written the record itself.
+replace `best/`: the model's shell could have written the record itself. A judge command in
+the workspace that asks for exactly the loop's judgement (the run's task, the run's options)
+is served by `judge_for_shell` from the same stage, so its record is trusted as it stands
+and the candidate is not judged twice.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -44,6 +49,7 @@ class BestTracker:
         self.best_dir = run_dir / "best"
         self.stage_dir = stage_dir or run_dir / "judging"
         self.trusted: dict[str, Verdict] = {}  # content hash -> verdict judged by the loop
+        self._stage_lock = threading.Lock()  # the loop and the shell's judge share the stage
         self.best = records.read_verdict(self.best_dir) if self.best_dir.is_dir() else None
         self.best_index = _source_index(self.best_dir)
 
@@ -65,17 +71,32 @@ class BestTracker:
         """A record worth re-judging: timed, clean and better than the best on its face."""
         return claimed.candidate is not None and self.better(claimed)
 
-    def judge(self, folder: Path) -> Verdict:
+    def judge(self, folder: Path, progress: Callable[[str], None] | None = None) -> Verdict:
         """Judge the candidate in `folder` (model_new.py + kernels/), once per content.
 
         The sources are copied to the stage first and the copy is judged, so the verdict
         belongs to exactly the bytes left in the stage (see `staged`)."""
-        candidate = stage.sync(folder, self.stage_dir)
-        key = records.content_hash(self.stage_dir)
-        if key not in self.trusted:
-            self.trusted[key] = check(self.task, candidate, self.options, self.progress,
-                                      pool=self.pool)
-        return self.trusted[key]
+        with self._stage_lock:
+            candidate = stage.sync(folder, self.stage_dir)
+            key = records.content_hash(self.stage_dir)
+            if key not in self.trusted:
+                self.trusted[key] = check(self.task, candidate, self.options,
+                                          progress or self.progress, pool=self.pool)
+            return self.trusted[key]
+
+    def judge_for_shell(self, task: Path, candidate: Path, options: JudgeOptions,
+                        progress: Callable[[str], None]) -> Verdict | None:
+        """The loop's own judgement for a workspace command that asks for nothing else (the
+        run's task bytes, the run's options, a candidate folder's model_new.py), with the
+        stage's paths in its text put back to the workspace's; None for any other request.
+        Judged from the stage like a record, it is trusted under the same content hash."""
+        if (candidate.name != "model_new.py" or options != self.options
+                or not _same_bytes(task, self.task)):
+            return None
+        verdict = self.judge(candidate.parent, progress)
+        staged, here = (json.dumps(str(path))[1:-1] for path in (self.stage_dir,
+                                                                 candidate.parent))
+        return Verdict.from_json(json.loads(json.dumps(verdict.to_json()).replace(staged, here)))
 
     @property
     def staged(self) -> Path:
@@ -106,11 +127,19 @@ class BestTracker:
         (they load the task again under the new weights, see `JudgePool.reseed`)."""
         if self.best is None or not (self.best_dir / "model_new.py").is_file():
             return None
-        candidate = stage.sync(self.best_dir, self.stage_dir)
-        if self.pool is not None:
-            self.pool.reseed()
-        return check(self.task, candidate, replace(self.options, seed=None), self.progress,
-                     pool=self.pool)
+        with self._stage_lock:
+            candidate = stage.sync(self.best_dir, self.stage_dir)
+            if self.pool is not None:
+                self.pool.reseed()
+            return check(self.task, candidate, replace(self.options, seed=None),
+                         self.progress, pool=self.pool)
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
 
 
 def _source_index(best_dir: Path) -> int | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cudaopt.agent.best import BestTracker
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
 from cudaopt.judge import JudgeOptions, JudgePool, JudgeServer, gpu_identity, worker_env
@@ -60,6 +61,16 @@ class JudgeService:
         self.server = JudgeServer(None, self.pool, workspace, options)
         self.socket_path = self.server.socket_path
         self.server.start()
+
+    def serve_for(self, tracker: BestTracker) -> None:
+        """Workspace commands asking for the loop's own judgement get it from `tracker`
+        (trusted, not judged again when their record claims a best); others are judged in
+        place with their own settings, as before."""
+        def judge(task: Path, candidate: Path, options: JudgeOptions, progress: Any) -> Any:
+            found = tracker.judge_for_shell(task, candidate, options, progress)
+            return found or self.server.check_in_place(task, candidate, options, progress)
+
+        self.server.judge = judge
 
     def __enter__(self) -> JudgeService:
         return self

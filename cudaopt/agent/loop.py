@@ -178,17 +178,14 @@ class Agent:
             if claimed is None:
                 continue
             self.claims[records.content_hash(path)] = claimed
+            trusted = self.tracker.is_trusted(path)
             self.emit(
                 "candidate",
-                {
-                    "index": number,
-                    "verdict": claimed,
-                    "path": path,
-                    "trusted": self.tracker.is_trusted(path),
-                },
+                {"index": number, "verdict": claimed, "path": path, "trusted": trusted},
             )
             if self.tracker.claims_better(claimed):
-                self.emit("judge", {"text": f"re-judging candidate {number}, a claimed best"})
+                if not trusted:
+                    self.emit("judge", {"text": f"re-judging candidate {number}, a claimed best"})
                 self._offer(number, self.tracker.judge(path))
 
     def _offer(self, number: int, verdict: Verdict) -> None:

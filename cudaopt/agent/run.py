@@ -196,6 +196,7 @@ def _agent(
         stage_dir=config.stage_dir,
         pool=service.pool,
     )
+    service.serve_for(tracker)
     bin_dir = run_dir / "bin"
     install_cli(bin_dir)
     env = shell_env(bin_dir, tracker.record_dir, config.device)

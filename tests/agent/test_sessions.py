@@ -69,6 +69,32 @@ def test_wrong_kernel_is_seen_fixed_and_reaches_target(task, config, events: Eve
     assert any(line.get("message", {}).get("role") == "tool" for line in lines)
 
 
+def test_the_shells_judgement_with_the_runs_settings_is_not_judged_twice(
+        task, config, events: Events) -> None:
+    """A `cudaopt profile` asking for exactly the run's judgement (its task, its settings:
+    trials 3, a 2 s budget) is served by the loop's tracker from the stage, so its record is
+    trusted as it stands and is not judged again; the model reads its workspace's paths,
+    not the stage's. A `verify` with other settings (trials 2) is judged in place, and its
+    record is not trusted."""
+    script = [
+        *write_good(),
+        call("bash", command="cudaopt verify --device cpu --trials 2"),
+        call("bash", command="cudaopt profile --device cpu --trials 3 --time-budget 2"),
+        say("Done."),
+        say("Nothing more to do."),
+    ]
+    with FakeOpenAI(script) as server:
+        result = start_run(task, config(server.url), events)
+    assert not server.errors and result.accepted, (result.reason, result.verdict)
+    shown = events.of("candidate")
+    assert [d["trusted"] for d in shown[:2]] == [False, True], shown
+    texts = [d.get("text", "") for d in events.of("judge")]
+    assert not any("a claimed best" in text for text in texts), texts
+    tools = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    stage = str(config(server.url).stage_dir)
+    assert "reward" in tools[-1] and stage not in "".join(tools)
+
+
 def test_early_stop_is_pushed_on(task, config, events: Events) -> None:
     def pushed(messages: list[dict[str, Any]]) -> Reply:
         assert "target is not reached" in last_content(messages)

@@ -51,7 +51,8 @@ def test_piped_output_is_plain_lines() -> None:
                         "vs_eager=-  vs_compile=-  reward=-1  status=build_failed")
     assert lines[4] == ("candidate 2 (the agent's own check): compiled=yes  correct=yes  "
                         "time=1.316 ms ± 0.030  vs_eager=2.28x  vs_compile=1.52x  reward=3")
-    assert lines[5].startswith("best so far: candidate 2, 1.50x vs torch.compile as re-judged")
+    assert lines[5].startswith(
+        "best so far: candidate 2, 1.50x vs torch.compile as judged by cudaopt")
     assert "cudaopt/model-1" in text and "1.48x (lower quartile 1.43x)" in text
 
 

@@ -13,6 +13,7 @@ import shutil
 import socket
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from cudaopt.judge.api import check
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.judge.workers.pool import JudgePool
+
+#: How a request is judged: (task, candidate, options, progress) -> verdict.
+Judge = Callable[[Path, Path, JudgeOptions, Callable[[str], None]], Verdict]
 
 #: Options a client may set; the rest (seed, caches, build folder) stay the server's.
 CLIENT_OPTIONS = ("device", "atol", "rtol", "trials", "allow", "timeout_s", "compile_mode",
@@ -39,10 +43,12 @@ def options_from_wire(data: dict[str, Any], base: JudgeOptions) -> JudgeOptions:
 
 class JudgeServer:
     """`socket_path=None`: a socket in a private temporary folder, removed on `close`
-    (AF_UNIX paths are short, 108 bytes, so it cannot live beside a deep workspace)."""
+    (AF_UNIX paths are short, 108 bytes, so it cannot live beside a deep workspace).
+    `judge` replaces the plain in-place `check` (an agent run judges a request the way its
+    loop would, so that the loop need not judge the same candidate again)."""
 
     def __init__(self, socket_path: Path | None, pool: JudgePool, workspace: Path,
-                 base: JudgeOptions | None = None):
+                 base: JudgeOptions | None = None, judge: Judge | None = None):
         self._private = None
         if socket_path is None:
             self._private = Path(tempfile.mkdtemp(prefix="cudaopt-judge-"))
@@ -51,6 +57,7 @@ class JudgeServer:
         self.pool = pool
         self.workspace = workspace.resolve()
         self.base = base or JudgeOptions()
+        self.judge: Judge = judge or self.check_in_place
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
 
@@ -93,6 +100,10 @@ class JudgeServer:
                 return Verdict(status=Status.BAD_INPUT,
                                error=f"{path} is outside the workspace {self.workspace}")
         options = options_from_wire(request.get("options", {}), self.base)
+        return self.judge(task, candidate, options, progress)
+
+    def check_in_place(self, task: Path, candidate: Path, options: JudgeOptions,
+                       progress: Callable[[str], None]) -> Verdict:
         return check(task, candidate, options, progress, pool=self.pool)
 
     def close(self) -> None:
