@@ -15,6 +15,7 @@ from cudaopt.agent.events import OnEvent, ignore
 from cudaopt.agent.judging import JudgeService, RunConfig
 from cudaopt.agent.loop import Agent, Limits, Progress
 from cudaopt.agent.models import Model, make_model
+from cudaopt.agent.runstate import finish, save
 from cudaopt.agent.shell import LocalShell
 from cudaopt.agent.tools import Workspace
 from cudaopt.agent.trajectory import Trajectory
@@ -159,10 +160,10 @@ def _run_agent(agent: Agent, run_dir: Path, meta: RunMeta, on_event: OnEvent) ->
         meta.extra["error"] = str(exc)
     except Exception as exc:
         meta.extra["error"] = f"{type(exc).__name__}: {exc}"
-        _finish(run_dir, meta, "crashed", None)
+        finish(run_dir, meta, "crashed", None)
         raise
     finally:
-        _save(run_dir, meta, agent)
+        save(run_dir, meta, agent)
     agent.trajectory.note("stop", agent.progress.steps, reason=reason)
     meta.extra["stop_reason"] = reason
     final = None
@@ -171,7 +172,7 @@ def _run_agent(agent: Agent, run_dir: Path, meta: RunMeta, on_event: OnEvent) ->
             final = _final_check(run_dir, agent.tracker, on_event)
         except KeyboardInterrupt:
             reason = "interrupted"
-    _finish(run_dir, meta, reason, final)
+    finish(run_dir, meta, reason, final)
     on_event("done", {"reason": reason, "verdict": final, "meta": meta, "run_dir": run_dir})
     return RunResult(run_dir, meta, reason, final)
 
@@ -220,7 +221,7 @@ def _agent(
         progress,
         skill_values(config.device, options.margin * 100, options.atol),
         on_event,
-        checkpoint=lambda: _save(run_dir, meta, agent),
+        checkpoint=lambda: save(run_dir, meta, agent),
         budget=budget,
     )
     return agent
@@ -243,39 +244,6 @@ def _final_check(run_dir: Path, tracker: BestTracker, on_event: OnEvent) -> Verd
     if final is not None:
         final.write(run_dir / "final_verdict.json")
     return final
-
-
-def _finish(run_dir: Path, meta: RunMeta, reason: str, final: Verdict | None) -> None:
-    if reason == "interrupted":
-        meta.status = "interrupted"
-    elif final is not None and final.accepted:
-        meta.status = "accepted"
-    else:
-        meta.status = "failed" if reason in ("model_error", "crashed") else "not_accepted"
-    if final is not None:
-        meta.best_speedup_vs_compile = final.speedup_vs_compile
-        meta.best_speedup_vs_eager = final.speedup_vs_eager
-        meta.gpu = final.device_name or meta.gpu
-    meta.finished = datetime.now().isoformat(timespec="seconds")
-    write_meta(run_dir, meta)
-
-
-def _save(run_dir: Path, meta: RunMeta, agent: Agent) -> None:
-    """Counters and the best so far into meta.json, after every step."""
-    tracker = agent.tracker
-    meta.steps = agent.progress.steps
-    meta.cost_usd = agent.cost_usd
-    meta.wall_s = agent.wall_s
-    if tracker.best is not None:
-        meta.best_speedup_vs_compile = tracker.best.speedup_vs_compile
-        meta.best_speedup_vs_eager = tracker.best.speedup_vs_eager
-    saved = asdict(agent.progress)
-    usage = agent.asker.usage.to_json()
-    saved.update(cost_usd=meta.cost_usd, wall_s=meta.wall_s, usage=usage)
-    meta.extra["progress"] = saved
-    meta.extra["usage"] = usage
-    meta.extra["context"] = agent.asker.context.budget.to_json()  # a refusal may teach it
-    write_meta(run_dir, meta)
 
 
 def _system_prompt(run_dir: Path, model: Model, values: dict[str, str], config: RunConfig) -> str:
