@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -41,6 +43,17 @@ while True:
 """
 
 
+# Starts the load and exits at once: its children, handed to another parent, are other
+# processes' load, as on a shared machine (the judge counts its own descendants as its own).
+LAUNCH = """
+import subprocess, sys
+procs = [subprocess.Popen([sys.executable, "-c", sys.argv[1]], start_new_session=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         for _ in range(int(sys.argv[2]))]
+print(" ".join(str(p.pid) for p in procs))
+"""
+
+
 @pytest.fixture
 def bursty_load() -> Iterator[None]:
     """Processes that burst on the judge's own cores for a few to hundreds of milliseconds at
@@ -48,13 +61,15 @@ def bursty_load() -> Iterator[None]:
     by round."""
     cores = sorted(os.sched_getaffinity(0))
     code = BURSTS.format(cores=set(cores))
-    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(3 * len(cores))]
+    launched = subprocess.run([sys.executable, "-c", LAUNCH, code, str(3 * len(cores))],
+                              capture_output=True, text=True, check=True, timeout=60)
+    pids = [int(pid) for pid in launched.stdout.split()]
     try:
         yield
     finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_noise_that_persists_marks_the_verdict_noisy_and_caps_the_reward(
