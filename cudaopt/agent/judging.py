@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,14 @@ from typing import Any
 from cudaopt.agent.best import BestTracker
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.workspace import READ_ONLY
-from cudaopt.judge import JudgeOptions, JudgePool, JudgeServer, gpu_identity, worker_env
+from cudaopt.judge import (
+    JudgeOptions,
+    JudgePool,
+    JudgeServer,
+    Verdict,
+    gpu_identity,
+    worker_env,
+)
 from cudaopt.sandbox import Sandbox
 
 
@@ -66,9 +74,12 @@ class JudgeService:
         """Workspace commands asking for the loop's own judgement get it from `tracker`
         (trusted, not judged again when their record claims a best); others are judged in
         place with their own settings, as before."""
-        def judge(task: Path, candidate: Path, options: JudgeOptions, progress: Any) -> Any:
+        def judge(task: Path, candidate: Path, options: JudgeOptions,
+                  progress: Callable[[str], None]) -> Verdict:
             found = tracker.judge_for_shell(task, candidate, options, progress)
-            return found or self.server.check_in_place(task, candidate, options, progress)
+            if found is None:
+                found = self.server.check_in_place(task, candidate, options, progress)
+            return found
 
         self.server.judge = judge
 
