@@ -11,17 +11,11 @@ import pytest
 _LOG = Path(os.environ.get("OUT", "gpu-out")) / "tests_live.log"
 
 
-_controller = True  # under xdist, write from the controller only, once per test
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    global _controller
-    _controller = not hasattr(config, "workerinput")
-
-
 @pytest.hookimpl
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if not _controller or (report.when != "call" and not (report.failed or report.skipped)):
+    """Under xdist the controller writes (each worker's reports reach it), once per test."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or (
+            report.when != "call" and not (report.failed or report.skipped)):
         return
     with _LOG.open("a") as log:
         log.write(f"{report.outcome.upper():8} {report.duration:7.1f}s {report.nodeid}"
