@@ -67,3 +67,35 @@ def test_derived_inputs_are_the_same_in_two_processes() -> None:
     runs = [subprocess.run([sys.executable, "-c", _DERIVE], capture_output=True, text=True,
                            timeout=300, check=True).stdout for _ in range(2)]
     assert runs[0] == runs[1] and runs[0].count("\n") == 10
+
+
+_PEAK = """
+import torch
+from cudaopt.judge.checks import variants
+GIB = 2**30
+for shape in [(8192, 65536), (2, 16384, 16384)]:  # 2 GiB each; the second is square images
+    for kinds in [[k] for k in variants.MAGNITUDE + variants.ORDER] + [["block", "sort"]]:
+        inputs = [torch.rand(shape, device="cuda")]
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        out = variants.derive(inputs, {"kinds": kinds, "seed": 3, "mix_seed": 4},
+                              lambda s: [torch.rand(shape, device="cuda")])
+        peak = (torch.cuda.max_memory_allocated() - base) / GIB
+        print(shape, "+".join(kinds), f"{peak:.2f}")
+        del out
+"""
+
+
+def test_deriving_a_large_input_takes_little_more_than_its_output() -> None:
+    """Two workers derive KernelBench's multi-GB inputs at once on one device; a transform
+    whose temporaries are several times the input (a whole sort's indices, a full-size
+    symmetry test on square images) ran the judge out of memory on real tasks and failed
+    identity candidates. Beyond the drawn 2 GiB input, one output and chunk-sized
+    temporaries."""
+    run = subprocess.run([sys.executable, "-c", _PEAK], capture_output=True, text=True,
+                         timeout=300, check=True)
+    peaks = [line.rsplit(" ", 1) for line in run.stdout.splitlines()]
+    assert len(peaks) == 22, run.stdout
+    over = [f"{what} {gib} GiB" for what, gib in peaks if float(gib) > 2.5]
+    assert not over, over

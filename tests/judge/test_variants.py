@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import weakref
 
 import pytest
 import torch
@@ -28,7 +29,7 @@ def _draw(seed: int) -> list:
 @pytest.mark.parametrize("kind", MAGNITUDE + ORDER)
 def test_every_transform_keeps_shapes_dtypes_layouts_and_meanings(kind: str) -> None:
     drawn = _draw(0)
-    out = derive(drawn, {"kinds": [kind], "seed": 5, "mix_seed": 6}, _draw)
+    out = derive(list(drawn), {"kinds": [kind], "seed": 5, "mix_seed": 6}, _draw)
     assert out[7] == 3
     for before, after in zip(drawn[:7], out[:7], strict=True):
         assert after.shape == before.shape and after.dtype == before.dtype
@@ -63,3 +64,15 @@ def test_every_plan_holds_a_rescaling_outliers_and_a_rescaled_block() -> None:
         kinds = {k for v in variants for k in v["kinds"]}
         assert len(variants) == 3 and {"spiky", "block"} <= kinds
         assert kinds & {"scale", "rowscale"} and kinds & set(ORDER)
+
+
+def test_derivation_frees_each_drawn_tensor_and_sorts_in_chunks() -> None:
+    """KernelBench inputs reach 16 GiB, and two workers derive them on one device: the
+    drawn tensor must not outlive its derivation (the caller's list is consumed), and a
+    sort of rows longer than one chunk still sorts every row whole."""
+    inputs = [torch.rand(3, 1 << 21), torch.rand(8)]
+    drawn = weakref.ref(inputs[0])
+    copy = inputs[0].clone()
+    out = derive(inputs, {"kinds": ["sort"], "seed": 1, "mix_seed": 2}, _draw)
+    assert inputs == [None, None] and drawn() is None
+    assert torch.equal(out[0], copy.sort(dim=-1).values)

@@ -13,7 +13,9 @@ diagonal, convex mixes, P·A·Pᵀ). Where the reference still fails or goes non
 an input, the judge skips it and says so.
 
 `plan` (the parent, with the judgement's secret randomness) picks the transforms and their
-seeds; `derive` (both workers, identically) applies them on the device.
+seeds; `derive` (both workers, identically) applies them on the device. KernelBench inputs
+reach 16 GiB and two workers derive them on one device, so a transform holds at most its
+output beside its input: tests and sorts run in chunks, in place where they can.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ MAGNITUDE = ("scale", "rowscale", "offset", "sparse", "spiky", "block")
 ORDER = ("sort", "cluster", "mix", "permute")
 MIX_MAX_BYTES = 1 << 30  # inputs larger than this are permuted, not mixed with a second draw
 _CHUNK = 1 << 26  # elements tested at once: temporaries of multi-GB inputs stay small
+_SORT_CHUNK = 1 << 22  # elements sorted at once (a sort's buffers are several times these)
 _Rand = Callable[[], float]
 
 
@@ -56,19 +59,25 @@ def describe(variant: dict[str, Any]) -> str:
 def derive(inputs: list[Any], variant: dict[str, Any],
            other: Callable[[int], list[Any]]) -> list[Any]:
     """The inputs restructured by `variant`; `other(seed)` draws a second set for mixing.
-    Shapes, dtypes and devices never change; non-tensors pass through."""
+    Shapes, dtypes and devices never change; non-tensors pass through. Consumes `inputs`
+    (its entries are dropped as they are replaced, so a drawn tensor's memory is free
+    before the next transform runs)."""
     kinds = list(variant["kinds"])
     if "mix" in kinds and _bytes(inputs) > MIX_MAX_BYTES:  # a second draw would not fit
         kinds[kinds.index("mix")] = "permute"
-    second = other(variant["mix_seed"]) if "mix" in kinds else inputs
+    second = other(variant["mix_seed"]) if "mix" in kinds else [None] * len(inputs)
     out = []
-    for i, (x, y) in enumerate(zip(inputs, second, strict=True)):
-        if isinstance(x, torch.Tensor) and x.numel() > 0 and x.device.type != "meta":
+    for i, y in enumerate(second):
+        x, inputs[i] = inputs[i], None
+        # a broadcast (overlapping) input cannot take new values: it stays as drawn
+        if (isinstance(x, torch.Tensor) and x.numel() > 0 and x.device.type != "meta"
+                and _dense(x)):
             gen = torch.Generator(device=x.device).manual_seed(variant["seed"] + 7919 * i)
-            derived = x
+            layout = torch.empty_strided(x.size(), x.stride(), dtype=x.dtype, device="meta")
+            derived, x = x, None
             for kind in kinds:
                 derived = _apply(kind, derived, y, gen)
-            x = _like_layout(x, derived)
+            x = _like_layout(layout, derived)
         out.append(x)
     return out
 
@@ -77,15 +86,13 @@ def _bytes(inputs: list[Any]) -> int:
     return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
 
 
-def _like_layout(x: torch.Tensor, derived: torch.Tensor) -> torch.Tensor:
-    """The derived values in the drawn tensor's strides (a task may hand over a transposed
-    view); a broadcast (overlapping) input cannot take new values and stays as drawn."""
-    if derived.stride() == x.stride():
+def _like_layout(layout: torch.Tensor, derived: torch.Tensor) -> torch.Tensor:
+    """The derived values in the drawn tensor's strides (`layout`, a meta tensor: a task may
+    hand over a transposed view)."""
+    if derived.stride() == layout.stride():
         return derived
-    if not _dense(x):
-        return x
-    return torch.empty_strided(x.size(), x.stride(), dtype=x.dtype,
-                               device=x.device).copy_(derived)
+    return torch.empty_strided(layout.size(), layout.stride(), dtype=layout.dtype,
+                               device=derived.device).copy_(derived)
 
 
 def _dense(x: torch.Tensor) -> bool:
@@ -105,8 +112,7 @@ def kind_of(x: torch.Tensor) -> str:
         return "discrete"
     if _every(x, lambda c: c == c.round()):
         return "discrete"
-    if (x.dim() >= 2 and x.shape[-1] == x.shape[-2] > 1
-            and bool(torch.allclose(x, x.mT, rtol=1e-5, atol=1e-6))):
+    if x.dim() >= 2 and x.shape[-1] == x.shape[-2] > 1 and _symmetric(x):
         return "symmetric"
     if _every(x, lambda c: c >= 0):
         if x.dim() >= 1 and x.shape[-1] > 1 and bool(
@@ -115,6 +121,16 @@ def kind_of(x: torch.Tensor) -> str:
             return "simplex"
         return "nonneg"
     return "real"
+
+
+def _symmetric(x: torch.Tensor) -> bool:
+    """Every matrix equal to its transpose; a corner block first (an image is square too),
+    then one matrix at a time, so no temporary is larger than one matrix."""
+    corner = x[..., :64, :64]
+    if not bool(torch.allclose(corner, corner.mT, rtol=1e-5, atol=1e-6)):
+        return False
+    matrices = x.reshape(-1, x.shape[-2], x.shape[-1])
+    return all(bool(torch.allclose(m, m.mT, rtol=1e-5, atol=1e-6)) for m in matrices)
 
 
 def _every(x: torch.Tensor, test: Callable[[torch.Tensor], torch.Tensor]) -> bool:
@@ -175,10 +191,16 @@ def _offset(x, y, gen, meaning):
 
 
 def _sparse(x, y, gen, meaning):
-    keep = torch.rand(x.shape, generator=gen, device=x.device) < _u(gen, x.device, 0.05, 0.2)
+    share = _u(gen, x.device, 0.05, 0.2)
+    out = x.contiguous().clone() if x.is_contiguous() else x.contiguous()
+    flat = out.view(-1)
+    for i in range(0, flat.numel(), _CHUNK):  # the mask a chunk at a time
+        part = flat[i:i + _CHUNK]
+        part.mul_(torch.rand(part.numel(), generator=gen, device=x.device) < share)
     if meaning == "simplex":  # every row keeps its largest value: still a distribution
-        keep |= x == x.amax(dim=-1, keepdim=True)
-    return x * keep.to(x.dtype)
+        top = x == x.amax(dim=-1, keepdim=True)
+        out = torch.where(top, x, out)
+    return out
 
 
 def _spiky(x, y, gen, meaning):
@@ -189,12 +211,17 @@ def _spiky(x, y, gen, meaning):
     n = max(1, flat.numel() // 1000)
     where = torch.randint(0, flat.numel(), (n,), generator=gen, device=x.device).unique()
     n = where.numel()
-    typical = float(x.float().abs().mean()) or 1.0
+    typical = _mean_abs(x)
     size = torch.empty(n, device=x.device).uniform_(20.0, 50.0, generator=gen) * typical
     if meaning == "real":
         size = size * (torch.randint(0, 2, (n,), generator=gen, device=x.device) * 2 - 1)
     flat[where] = flat[where] + size.to(x.dtype)
     return flat.reshape(x.shape)
+
+
+def _mean_abs(x: torch.Tensor) -> float:
+    """The typical magnitude, 1.0 for an all-zero tensor; a reduction, no temporary."""
+    return float(torch.linalg.vector_norm(x, 1, dtype=torch.float32)) / x.numel() or 1.0
 
 
 def _block(x, y, gen, meaning):
@@ -207,13 +234,23 @@ def _block(x, y, gen, meaning):
 
 
 def _sort(x, y, gen, meaning):
-    return x.sort(dim=-1).values if x.dim() else x
+    """Each row sorted, a few rows at a time: a CUDA sort's indices and buffers take about
+    four times what it sorts (2 GiB for 64M floats on an H200)."""
+    if not x.dim():
+        return x
+    out = x.contiguous().clone() if x.is_contiguous() else x.contiguous()
+    rows = out.view(-1, out.shape[-1])
+    step = max(1, _SORT_CHUNK // max(1, rows.shape[1]))
+    for i in range(0, rows.shape[0], step):
+        part = rows[i:i + step]
+        part.copy_(part.sort(dim=-1).values)
+    return out
 
 
 def _cluster(x, y, gen, meaning):
     """Values snapped to a coarse grid: few distinct values, many ties."""
     step = (float(x.float().std()) if x.numel() > 1 else 1.0) / 2 or 1.0
-    return (x / step).round() * step
+    return (x / step).round_().mul_(step)
 
 
 def _mix(x, y, gen, meaning):
@@ -242,7 +279,7 @@ def _sym_spiky(x, y, gen, meaning):
     n = x.shape[-1]
     boost = torch.empty(*x.shape[:-1], device=x.device).uniform_(0.0, 20.0, generator=gen)
     boost = boost * (torch.rand(boost.shape, generator=gen, device=x.device) < 0.1)
-    typical = float(x.float().abs().mean()) or 1.0
+    typical = _mean_abs(x)
     return x + torch.diag_embed(boost * typical * n).to(x.dtype)
 
 

@@ -136,19 +136,23 @@ def _trial(session: Session, seed: int, refill: bool,
     an input the task does not accept."""
     found: list[str] = []
     prep = {"seed": seed, "refill": refill, "variant": variant}
-    ref, cand = _step(session, "prep", prep, {**prep, "poison": session.output_leaves})
-    found += cand["violations"]
-    session.inputs_mutable |= ref.get("mutates", False)
+    cand_prep = {**prep, "poison": session.output_leaves}
+    timeout_s = session.options.timeout_s
     if variant is None:
+        ref, cand = _step(session, "prep", prep, cand_prep)
+        found += cand["violations"]
+        session.inputs_mutable |= ref.get("mutates", False)
         ref, cand = _step(session, "go", {"which": "eager"}, {"guard": True})
-    else:
+    else:  # one worker at a time: deriving a multi-GB input needs room for its temporaries
+        ref = ask_reference(session, "prep", timeout_s, **prep)
         if "skip" not in ref:
-            ref = ask_reference(session, "go", session.options.timeout_s, which="eager",
-                                tolerant=True)
+            session.inputs_mutable |= ref.get("mutates", False)
+            ref = ask_reference(session, "go", timeout_s, which="eager", tolerant=True)
         if "skip" in ref:
             _, cand = _step(session, "finish", {}, {})
             return found + cand["violations"], ref["skip"]
-        cand = session.candidate.call("go", session.options.timeout_s, guard=True)
+        found += session.candidate.call("prep", timeout_s, **cand_prep)["violations"]
+        cand = session.candidate.call("go", timeout_s, guard=True)
     session.output_leaves = ref.get("leaves", session.output_leaves)
     found += cand["violations"]
     output = cand.get("output", True)

@@ -46,6 +46,8 @@ class Bench:
              variant: dict[str, Any] | None = None) -> list[str]:
         """`variant`: the drawn inputs restructured (see `variants`), for verification."""
         found = self.settle(keep)
+        if not refill:  # the last call's inputs are not reused: free them before drawing
+            self.inputs, self.prints = [], []
         fresh = draw_inputs(self.task, seed, self.device)
         if variant:
             fresh = derive(fresh, variant, lambda s: draw_inputs(self.task, s, self.device))
