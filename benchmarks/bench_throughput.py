@@ -1,6 +1,6 @@
 """Candidate-mode throughput of `cudaopt bench` on a CUDA machine.
 
-    python benchmarks/bench_throughput.py [--skip-big] [--no-check] [--sample DIR]
+    python benchmarks/bench_throughput.py [--skip-big] [--no-check] [--sample DIR] [--cold-only]
 
 Judges the project's own CUDA tasks (examples/, benchmarks/kernelbench/) and the small
 KernelBench-format suite in benchmarks/suite/ (both candidate layouts: a folder per task
@@ -13,7 +13,9 @@ candidates, as:
 4. `cudaopt check` on each task one by one, cold, on GPU 0 (what bench replaces).
 
 `--sample DIR` judges a folder made by `kernelbench_sample.py` instead (real KernelBench
-tasks with identity candidates, every operator allowed).
+tasks with identity candidates, every operator allowed); the summary then also says
+whether every identity candidate was correct and timed within ±3% of eager. `--cold-only`
+skips step 3 (a larger sample within one time limit).
 
 All of it takes several minutes per run on an H200 (the two level-1-sized tasks alone
 take a minute or more each); `--skip-big` leaves them out, `--no-check` skips step 4.
@@ -86,11 +88,13 @@ def lay_out(found: list[tuple[Path, Path]], root: Path) -> tuple[list[Path], Pat
     return [task for task, _ in found], cands
 
 
-def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+def run(argv: list[str], env: dict[str, str], live: bool = False) -> subprocess.CompletedProcess:
     """A `cudaopt` command; stopped this script (a time limit's SIGTERM), it is stopped as
     a user would stop it, so it closes its slot and judge processes instead of leaving them
-    to time on the GPU the next step measures."""
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    to time on the GPU the next step measures. `live`: its output goes to stderr as it
+    comes (a bench's line per task), so a run cut short still shows what it finished."""
+    pipe = None if live else subprocess.PIPE
+    proc = subprocess.Popen(argv, env=env, stdout=sys.stderr if live else pipe, stderr=pipe,
                             text=True, cwd=ROOT)
     try:
         out, err = proc.communicate()
@@ -105,23 +109,25 @@ def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def run_bench(task_files: list[Path], cands: Path, out: Path, work: Path, cache: Path,
-              gpus: str | None) -> dict[str, object]:
-    """`gpus` None: one CPU slot."""
+              gpus: str | None, identity: bool = False) -> dict[str, object]:
+    """`gpus` None: one CPU slot. `identity`: the candidates are identity candidates."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     where = ["--device", "cpu"] if gpus is None else ["--device", "cuda", "--gpus", gpus]
     argv = [sys.executable, "-m", "cudaopt.cli", "bench", *map(str, task_files), "--candidates",
             str(cands), "--out", str(out), "--work", str(work), *where, "--sandbox", "none"]
     start = time.perf_counter()
-    proc = run(argv, env)
+    proc = run(argv, env, live=True)
     wall_s = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"bench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}")
+        sys.exit(f"bench failed ({proc.returncode}), its output above")
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     result = {"wall_s": wall_s, "gpus": len((gpus or "cpu").split(",")), "lines": lines}
     label = f"{'GPUs ' + gpus if gpus else 'CPU'}, {'warm' if (work / 'done').exists() else 'cold'}"
     (work / "done").touch()
     print(f"  .. {row(label, result)[0]}\n  .. {phases(label, result)}", file=sys.stderr,
           flush=True)  # as it finishes: a run cut short by a time limit still reports these
+    if identity:
+        print(f"  .. {identity_summary(label, result)}", file=sys.stderr, flush=True)
     return result
 
 
@@ -174,6 +180,24 @@ def phases(name: str, result: dict[str, object]) -> str:
     return f"{name[:13]:<13}" + "".join(f"{c:>6.1f}" for c in cells)
 
 
+IDENTITY_TOLERANCE = 0.03  # identity candidates: the same code must time the same
+
+
+def identity_summary(name: str, result: dict[str, object]) -> str:
+    """For identity candidates (`--sample`): every one must be correct and time within
+    ±3% of eager; names the tasks that were not."""
+    lines = result["lines"]
+    ratios = sorted(x["speedup_vs_eager"] for x in lines if x.get("speedup_vs_eager"))
+    wrong = [x["task"] for x in lines if not x.get("correct")]
+    off = [f"{x['task']} {x['speedup_vs_eager']:.3f}x" for x in lines
+           if x.get("speedup_vs_eager") and abs(x["speedup_vs_eager"] - 1) > IDENTITY_TOLERANCE]
+    spread = (f"{ratios[0]:.3f}-{ratios[-1]:.3f}x, median {ratios[len(ratios) // 2]:.3f}x"
+              if ratios else "no ratios")
+    text = (f"{name}: {len(lines) - len(wrong)}/{len(lines)} correct, vs eager {spread}, "
+            f"{len(off)} outside ±{IDENTITY_TOLERANCE:.0%}")
+    return "\n    ".join([text] + [f"not correct: {t}" for t in wrong] + off)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-big", action="store_true", help=f"leave out {', '.join(BIG)}")
@@ -181,6 +205,8 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="copy each run's results.jsonl here")
     parser.add_argument("--sample", type=Path, help="a kernelbench_sample.py folder: real "
                         "KernelBench tasks with identity candidates instead of ours")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="skip the warm re-run (a larger sample within one time limit)")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                         help="cpu: CPU tasks on one CPU slot (the bench's own overhead)")
     args = parser.parse_args()
@@ -191,8 +217,8 @@ def main() -> None:
     if not count:
         sys.exit("needs a CUDA device (or --device cpu)")
     with tempfile.TemporaryDirectory(prefix="cudaopt-bench-tp-") as tmp:
-        root = Path(tmp)
-        if args.sample:
+        root, sample = Path(tmp), args.sample is not None
+        if sample:
             os.environ["CUDAOPT_ALLOW"] = "*"  # identity candidates run the task's operators
             task_files = sorted(args.sample.resolve().glob("level*/*.py"))
             cands = args.sample.resolve() / "candidates"
@@ -203,15 +229,16 @@ def main() -> None:
         first = "0" if args.device == "cuda" else None
         one = "1 GPU" if args.device == "cuda" else "1 CPU"
         results = {f"bench, {one}, cold": run_bench(task_files, cands, root / "b1", root / "w1",
-                                                    root / "c1", first)}
+                                                    root / "c1", first, sample)}
         gpus, last = first, "1"
         if count >= 2:
             gpus, last = "0,1", "2"
             results["bench, 2 GPUs, cold"] = run_bench(task_files, cands, root / "b2",
-                                                       root / "w2", root / "c2", gpus)
+                                                       root / "w2", root / "c2", gpus, sample)
         label = f"bench, {one if last == '1' else '2 GPUs'}, warm"
-        results[label] = run_bench(task_files, cands, root / "b3", root / f"w{last}",
-                                   root / f"c{last}", gpus)
+        if not args.cold_only:
+            results[label] = run_bench(task_files, cands, root / "b3", root / f"w{last}",
+                                       root / f"c{last}", gpus, sample)
         if not args.no_check:
             results["check 1 by 1, cold"] = run_checks(found, root, root / "c4", args.device)
         if args.save:
@@ -239,6 +266,10 @@ def main() -> None:
             print(phases(label, result))
         print("ahead = kernels/ built on the CPU pool before a slot took the task; "
               "lock = waiting for the device")
+        if args.sample:
+            print("\nidentity candidates (each must be correct, within ±3% of eager):")
+            for label, result in results.items():
+                print("  " + identity_summary(label, result))
         if "bench, 2 GPUs, cold" in rates:
             total = rates["bench, 2 GPUs, cold"] * 2 / rates[f"bench, {one}, cold"]
             print(f"scaling 1 -> 2 GPUs (cold): {total:.2f}x the tasks per minute (ideal 2.00x)")

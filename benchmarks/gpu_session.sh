@@ -2,7 +2,8 @@
 # Everything that needs the GPU, in one script: the CUDA-marked tests, `cudaopt check` on
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
 # replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
-# kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile"). The first four take about 11 minutes on an
+# kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile
+# phases sample synth"). The first four take about 11 minutes on an
 # H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
 # (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
@@ -40,6 +41,9 @@ steps=${GPU_STEPS:-tests kernelbench inner replay streams identity figures model
 xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
 for step in $steps; do case $step in
 tests)
+  # the longest first (their durations under -n 8 in docs/development.md)
+  export TESTS_FIRST=${TESTS_FIRST:-"tests/env tests/agent/test_racy_session.py
+    tests/agent/test_replay.py tests/synth tests/bench"}
   PYTHONPATH=$PWD/benchmarks:$PYTHONPATH timeout -k 30 "${GPU_TEST_TIMEOUT:-300}" \
     python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist -p no:cacheprovider \
     -p pytest_live --durations=0 2>&1 | tee "$out/gpu_tests.log" | tail -25 ;;
@@ -68,7 +72,10 @@ phases)  # where one judgement's time goes, first and later, on real KernelBench
     --repeat 2 ${GPU_PHASES_ARGS:-} 2>&1 | tee "$out/phases.log" ;;
 sample)  # `cudaopt bench` over a KernelBench sample (KB_SAMPLE: kernelbench_sample.py's folder)
   timeout -k 60 "${GPU_SAMPLE_TIMEOUT:-590}" python3 benchmarks/bench_throughput.py --no-check \
-    --sample "$KB_SAMPLE" --save "$out/sample" 2>&1 | tee "$out/sample.log" | tail -25 ;;
+    --sample "$KB_SAMPLE" ${GPU_SAMPLE_ARGS:-} --save "$out/sample" 2>&1 | tee "$out/sample.log" | tail -25 ;;
+synth)  # tasks kept per minute on the GPU, then `bench` over them with identity candidates
+  timeout -k 30 "${GPU_SYNTH_TIMEOUT:-300}" python3 benchmarks/synth_rate.py --n 20 \
+    --device cuda --identity --bench 2>&1 | tee "$out/synth.log" | tail -25 ;;
 compile)  # what the baseline's torch.compile costs a fresh worker, plain and prewarmed
   timeout "${GPU_COMPILE_TIMEOUT:-120}" python3 benchmarks/compile_cost.py \
     benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;
