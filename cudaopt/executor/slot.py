@@ -46,7 +46,10 @@ class SlotRunner:
         if self._pool is None or key != self._pool_key:
             if self._pool is not None:
                 self._pool.close()
-            self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper())
+            # on a GPU the next job's processes start while this one times (see `ahead`);
+            # on a CPU their start would compete with the timing for the cores
+            self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper(),
+                                   ahead=self.spec.device == "cuda")
             gpu = gpu_identity(0) if self.spec.device == "cuda" else None  # ours is cuda:0
             self._pool.lock = device_lock(self.root, self.spec, gpu)  # shared with other judges
             self._pool_key = key

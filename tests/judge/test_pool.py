@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers.pool import JudgePool
+from cudaopt.judge.workers.runner import SPAWNED_ENV
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"
@@ -66,5 +68,29 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
         assert prewarm(reference) == b""
         for worker in (baseline, reference):
             worker.close()
+    finally:
+        pool.close()
+
+
+def _spawned_at(worker) -> float:
+    env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
+    return float(next(x for x in env if x.startswith(SPAWNED_ENV.encode() + b"=")).split(b"=")[1])
+
+
+def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_path) -> None:
+    """A bench's GPU slot judges one task after another: the reference and baseline
+    processes the next task loads start while the current task is judged, not after."""
+    other = tmp_path / "model.py"
+    other.write_text(TASK.read_text().replace("0.75", "0.5"))
+    opts = JudgeOptions(device="cpu", compile_baseline=False, time_budget_s=1.0)
+    pool = JudgePool(worker_env(opts), ahead=True)
+    try:
+        pool.prestart(2)
+        assert check(TASK, ZOO / "correct.py", opts, pool=pool).status is Status.OK
+        first_done = time.time()
+        assert check(other, ZOO / "correct.py", opts, pool=pool).status is Status.OK
+        loaded = [x for x in pool.references(other, "cpu") if x is not None]
+        assert len(loaded) == 2
+        assert all(_spawned_at(x.worker) < first_done for x in loaded)
     finally:
         pool.close()

@@ -41,13 +41,20 @@ class Loaded:
 
 class JudgePool:
     """`keep_warm=False` is the one-off pool of a single `cudaopt check`: nothing is started
-    ahead of need and everything is closed after the judgement."""
+    ahead of need and everything is closed after the judgement.
+
+    `ahead` is for a pool whose next judgement is usually another task's (a bench's or a
+    reward service's GPU slot): a reference or baseline process taken from those started
+    ahead is replaced at once, so the next task's processes import torch and torch.compile
+    (10-16 s on an H200 host) while this judgement verifies and times, instead of after it.
+    An agent's pool judges one task many times and keeps its processes loaded instead."""
 
     def __init__(self, env: dict[str, str], keep_warm: bool = True,
-                 wrapper: Wrapper | None = None):
+                 wrapper: Wrapper | None = None, ahead: bool = False):
         self.env = env
         self.keep_warm = keep_warm
         self.wrapper = wrapper
+        self.ahead = ahead
         self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
         self.init_seed = int.from_bytes(os.urandom(7), "little")
         # the device: timings must not overlap (others share it: an executor's slot lock)
@@ -186,14 +193,19 @@ class JudgePool:
                       prewarm=options.profile and options.compile_baseline and device == "cuda")
 
     def new_reference(self, name: str) -> Worker:
-        """A reference process; "baseline" asks for one that will compile."""
+        """A reference process; "baseline" asks for one that will compile. One started
+        ahead if there is one (and, with `ahead`, its replacement starts now)."""
         if name == "baseline" and self._fresh_baseline is not None:
             worker, self._fresh_baseline = self._fresh_baseline, None
+            if self.ahead:
+                self._fresh_baseline = self._new_reference("baseline")
             if worker.alive:
                 return worker
         while self._fresh:
             worker = self._fresh.pop(0)
             if worker.alive:
+                if self.ahead:
+                    self._fresh.append(self._new_reference("reference"))
                 return worker
         return self._new_reference(name)
 
