@@ -3,13 +3,14 @@
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
 # replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
 # kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile
-# phases sample synth"). The first four take about 11 minutes on an
-# H200, the last two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT
-# (or ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
+# phases sample synth"). The first four take about 11 minutes on an H200, the last two up to
+# 14 more; where one call is limited to 10, split them. Logs go to $OUT (or ./gpu-out) so
+# they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
 # Real KernelBench tasks (phases, sample): KB_SAMPLE=DIR, made here by
 #   python benchmarks/kernelbench_sample.py KernelBench/ DIR --n 8 --seed 5
-# (DIR in a git-excluded folder, named in the device call's carry).
+# (DIR in a git-excluded folder, named in the device call's carry); GPU_SAMPLE_ARGS=--cold-only
+# fits a 25-task sample in one call.
 # On a lent machine (10 minutes a call), three calls cover the throughput figures, on two
 # GPUs where they can be had:
 #   GPU_STEPS="throughput compile" GPU_THROUGHPUT_ARGS=--no-check bash benchmarks/gpu_session.sh
