@@ -125,12 +125,14 @@ def kind_of(x: torch.Tensor) -> str:
 
 def _symmetric(x: torch.Tensor) -> bool:
     """Every matrix equal to its transpose; a corner block first (an image is square too),
-    then one matrix at a time, so no temporary is larger than one matrix."""
+    then a chunk of matrices at a time, so no temporary is larger than a chunk."""
     corner = x[..., :64, :64]
     if not bool(torch.allclose(corner, corner.mT, rtol=1e-5, atol=1e-6)):
         return False
     matrices = x.reshape(-1, x.shape[-2], x.shape[-1])
-    return all(bool(torch.allclose(m, m.mT, rtol=1e-5, atol=1e-6)) for m in matrices)
+    per_chunk = max(1, _CHUNK // (x.shape[-1] * x.shape[-2]))
+    return all(bool(torch.allclose(m, m.mT, rtol=1e-5, atol=1e-6))
+               for m in matrices.split(per_chunk))
 
 
 def _every(x: torch.Tensor, test: Callable[[torch.Tensor], torch.Tensor]) -> bool:
