@@ -60,21 +60,22 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
         baseline, reference = pool.new_reference("baseline"), pool.new_reference("ref")
         assert baseline is not reference
 
-        def prewarm(worker) -> bytes:
-            env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
-            return next((x for x in env if x.startswith(b"CUDAOPT_PREWARM=")), b"")
-
-        assert prewarm(baseline) == b"CUDAOPT_PREWARM=compile"
-        assert prewarm(reference) == b""
+        assert _env(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
+        assert _env(reference, "CUDAOPT_PREWARM") == b""
         for worker in (baseline, reference):
             worker.close()
     finally:
         pool.close()
 
 
-def _spawned_at(worker) -> float:
+def _env(worker, name: str) -> bytes:
+    """`NAME=value` from a worker process's environment, or b"" if it has none."""
     env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
-    return float(next(x for x in env if x.startswith(SPAWNED_ENV.encode() + b"=")).split(b"=")[1])
+    return next((x for x in env if x.startswith(name.encode() + b"=")), b"")
+
+
+def _spawned_at(worker) -> float:
+    return float(_env(worker, SPAWNED_ENV).split(b"=", 1)[1])
 
 
 def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_path) -> None:

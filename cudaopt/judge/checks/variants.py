@@ -192,9 +192,14 @@ def _offset(x, y, gen, meaning):
     return x - b
 
 
+def _copy(x: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy the transform may change in place: one copy, even of a view."""
+    return x.clone() if x.is_contiguous() else x.contiguous()
+
+
 def _sparse(x, y, gen, meaning):
     share = _u(gen, x.device, 0.05, 0.2)
-    out = x.contiguous().clone() if x.is_contiguous() else x.contiguous()
+    out = _copy(x)
     flat = out.view(-1)
     for i in range(0, flat.numel(), _CHUNK):  # the mask a chunk at a time
         part = flat[i:i + _CHUNK]
@@ -209,7 +214,7 @@ def _spiky(x, y, gen, meaning):
     """About one element in a thousand (at least one) made an outlier 20-50x the typical
     magnitude. The positions are made unique: a write to a repeated index keeps whichever
     value a CUDA device stores last, so the two workers would hold different inputs."""
-    flat = x.reshape(-1).clone()
+    flat = _copy(x).view(-1)
     n = max(1, flat.numel() // 1000)
     where = torch.randint(0, flat.numel(), (n,), generator=gen, device=x.device).unique()
     n = where.numel()
@@ -228,7 +233,7 @@ def _mean_abs(x: torch.Tensor) -> float:
 
 def _block(x, y, gen, meaning):
     """One contiguous stretch of 10-40% of the elements (in memory order) rescaled."""
-    flat = x.reshape(-1).clone()
+    flat = _copy(x).view(-1)
     length = max(1, int(flat.numel() * _u(gen, x.device, 0.1, 0.4)))
     start = int(_u(gen, x.device) * (flat.numel() - length + 1))
     flat[start:start + length] *= _factor(gen, x.device)
@@ -240,7 +245,7 @@ def _sort(x, y, gen, meaning):
     four times what it sorts (2 GiB for 64M floats on an H200)."""
     if not x.dim():
         return x
-    out = x.contiguous().clone() if x.is_contiguous() else x.contiguous()
+    out = _copy(x)
     rows = out.view(-1, out.shape[-1])
     step = max(1, _SORT_CHUNK // max(1, rows.shape[1]))
     for i in range(0, rows.shape[0], step):
