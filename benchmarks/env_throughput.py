@@ -103,8 +103,12 @@ class Served:
 def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: int,
                    slots: int) -> dict:
     progress(f"warm-up: {len(suite)} distinct candidates (cold builds, baselines)")
+    t0 = time.perf_counter()
     check_answers(client.verify(suite))
-    totals = dict(evals=0, wall_s=0.0, queue=0.0, infra=0, **{p: 0.0 for p in PHASES})
+    warmup_s = time.perf_counter() - t0
+    progress(f"{slots} slot(s): warm-up of {len(suite)} candidates took {warmup_s:.1f} s")
+    totals = dict(evals=0, wall_s=0.0, queue=0.0, infra=0, warmup_s=warmup_s,
+                  **{p: 0.0 for p in PHASES})
     started = time.perf_counter()
     for number in range(batches):
         items = [suite[i % len(suite)] for i in range(batch)]
@@ -197,10 +201,11 @@ def report(rows: list[tuple[int, dict]], steps: dict[str, list[float]],
            args: argparse.Namespace, sandbox: str) -> None:
     unit = "GPU" if args.device == "cuda" else "slot"
     print(f"\n/verify, batches of {args.batch} ({args.device}, sandbox {sandbox})")
-    print(f"{'slots':>5} {'evals':>6} {'wall s':>8} {'evals/' + unit + '-min':>15} {'infra':>5}")
+    print(f"{'slots':>5} {'warm-up s':>9} {'evals':>6} {'wall s':>8} "
+          f"{'evals/' + unit + '-min':>15} {'infra':>5}")
     for slots, t in rows:
-        print(f"{slots:>5} {t['evals']:>6} {t['wall_s']:>8.1f} {t['per_slot_min']:>15.1f} "
-              f"{t['infra']:>5}")
+        print(f"{slots:>5} {t['warmup_s']:>9.1f} {t['evals']:>6} {t['wall_s']:>8.1f} "
+              f"{t['per_slot_min']:>15.1f} {t['infra']:>5}")
     print("\nwhere the time goes: seconds summed over the measured candidates")
     print(f"{'slots':>5}" + "".join(f"{p[:6]:>8}" for p in (*PHASES, "queue")))
     for slots, t in rows:

@@ -6,10 +6,12 @@ Exit codes: 0 done, 1 the try limit was reached short of N, 2 bad input.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -57,6 +59,7 @@ def synth_cmd(
     eagerly."""
     from cudaopt.synth.api import SynthOptions, build_run, parse_window
     from cudaopt.synth.report import summary_table
+    from cudaopt.synth.runner import Progress as SynthProgress
 
     err = Console(stderr=True)
     try:
@@ -72,8 +75,16 @@ def synth_cmd(
                TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"))
     with Progress(*columns, console=err, transient=True) as bar:
         job = bar.add_task("synth", total=n, tried=0, last="")
-        summary = run.synthesize(lambda p: bar.update(job, completed=p.kept,
-                                                      tried=p.tried, last=p.last[:30]))
+        started = time.monotonic()
+
+        def show(p: SynthProgress) -> None:
+            # one line per try above the bar: a log (no terminal) shows no bar at all
+            bar.console.print(f"{p.kept}/{p.wanted} kept, try {p.tried} "
+                              f"({time.monotonic() - started:.0f} s): {escape(p.last)}",
+                              highlight=False)
+            bar.update(job, completed=p.kept, tried=p.tried, last=p.last[:30])
+
+        summary = run.synthesize(show)
     Console(width=80).print(summary_table(summary))
     if summary.gave_up:
         err.print(f"stopped after {summary.tried} tries short of {n} tasks; run again "

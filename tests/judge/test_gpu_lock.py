@@ -81,14 +81,36 @@ def test_a_workers_gpu_step_waits_for_the_judgement_timing_on_that_gpu(tmp_path)
     assert float(on_gpu.communicate(timeout=60)[0]) >= 2.0
 
 
-def test_the_pools_workers_are_told_which_gpu_lock_to_take() -> None:
+def test_the_pools_reference_workers_are_told_which_gpu_lock_to_take() -> None:
     from cudaopt.judge.workers.devlock import TURN_ENV
 
     pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-11")
     try:
         worker = pool.new_reference("ref")
-        env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
-        assert f"{TURN_ENV}={gpu_lock('GPU-test-11').path}".encode() in env
+        assert f"{TURN_ENV}={gpu_lock('GPU-test-11').path}".encode() in _environ(worker)
         worker.close()
     finally:
         pool.close()
+
+
+def test_the_candidate_never_learns_the_gpu_lock_the_judge_takes_for_it() -> None:
+    """A sandboxed candidate cannot open the lock (its /tmp is its own), and one that could
+    might hold it to stall every judge on the GPU: the judge holds the turn for its step."""
+    from cudaopt.judge.workers.devlock import TURN_ENV
+
+    pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-12")
+    try:
+        worker = pool.candidate()
+        assert not any(item.startswith(TURN_ENV.encode()) for item in _environ(worker))
+        worker.close()
+        turn = pool.candidate_turn("cuda")
+        assert turn.path == gpu_lock("GPU-test-12").path
+        with turn:
+            assert lock_from_another_process(turn.path) == "held"
+        assert isinstance(pool.candidate_turn("cpu"), nullcontext)
+    finally:
+        pool.close()
+
+
+def _environ(worker) -> list[bytes]:  # noqa: ANN001 - a Worker
+    return Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")

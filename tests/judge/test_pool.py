@@ -95,3 +95,22 @@ def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_pat
         assert all(_spawned_at(x.worker) < first_done for x in loaded)
     finally:
         pool.close()
+
+
+def test_a_worker_started_in_another_folder_runs_the_judges_own_cudaopt(tmp_path) -> None:
+    """A sandbox starts the candidate worker in its workspace: `python -m` there finds no
+    cudaopt run from a checkout unless the worker is told where the judge's own is."""
+    import cudaopt
+    from cudaopt.judge.workers.runner import Worker
+
+    def elsewhere(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        return ["env", "-C", str(tmp_path), *argv], env
+
+    worker = Worker("candidate", tmp_path / "worker.log", {}, wrap=elsewhere)
+    try:
+        parent = str(Path(cudaopt.__file__).resolve().parents[1])
+        if parent not in __import__("site").getsitepackages():  # run from a checkout
+            assert _env(worker, "PYTHONPATH").split(b"=", 1)[1].split(b":")[0] == parent.encode()
+        assert worker.call("exit", 60) == {"ok": True}  # it started and answered
+    finally:
+        worker.close()

@@ -61,6 +61,9 @@ def test_a_second_run_continues_to_n_without_duplicates(first_run, tmp_path) -> 
     assert len(files) == 3 and all(files[name] == text for name, text in before.items())
     assert lines[:len(old)] == old
     assert [line["attempt"] for line in lines] == list(range(len(lines)))
+    # each try of this run is a line of its own (a log shows no progress bar)
+    tries = [line for line in done.stderr.splitlines() if ", try " in line]
+    assert len(tries) == len(lines) - len(old) and tries[-1].startswith("3/3 kept")
     new = next(p for p in folder.glob("*.py") if p.name not in before)
     assert all(similarity(file_tokens(new), file_tokens(folder / name)) <= 0.9
                for name in before)

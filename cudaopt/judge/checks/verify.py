@@ -51,8 +51,9 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
     try:
         imported = session.candidate.receive(options.build_timeout_s)
-        reply = session.candidate.call("load", options.build_timeout_s, init_seed=init_seed,
-                                       state_path=str(state_path))
+        with session.pool.candidate_turn(session.device):
+            reply = session.candidate.call("load", options.build_timeout_s,
+                                           init_seed=init_seed, state_path=str(state_path))
     except WorkerFailure as exc:
         if exc.kind == "build":
             verdict.status, verdict.error = Status.BUILD_FAILED, str(exc)

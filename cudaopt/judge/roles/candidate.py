@@ -24,7 +24,6 @@ from cudaopt.judge.checks.integrity import Integrity
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench, same_layout
 from cudaopt.judge.timing.burst import Burst
-from cudaopt.judge.workers.devlock import gpu_turn
 from cudaopt.judge.workers.tensors import Snapshot, draw_inputs, dtype_named, fingerprint
 from cudaopt.judge.workers.transfer import write_outputs
 
@@ -72,15 +71,15 @@ class CandidateWorker:
         return {"import_s": _perf() - start}
 
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """The candidate's model, built under the reference's seed, given its weights."""
+        """The candidate's model, built under the reference's seed, given its weights (the
+        judge holds the GPU's turn meanwhile: `JudgePool.candidate_turn`)."""
         device = self.bench.device
-        with gpu_turn(device.type == "cuda"):
-            model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
-            state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
-            try:
-                model.load_state_dict(state, strict=True)
-            except RuntimeError as exc:
-                return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
+        model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
+        state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
+        try:
+            model.load_state_dict(state, strict=True)
+        except RuntimeError as exc:
+            return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
         self.model = model
         self.integrity.loaded()
         return {"violations": self.integrity.violations()}

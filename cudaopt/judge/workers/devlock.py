@@ -113,12 +113,13 @@ def gpu_lock(identity: str) -> DeviceLock:
 
 @contextmanager
 def gpu_turn(on_gpu: bool) -> Iterator[None]:
-    """Inside a worker: hold the GPU's lock (`TURN_ENV`) for one step that puts work on the
-    GPU outside the judgement's own turn: building the model, its first untimed call,
-    torch.compile's first calls, the candidate's weights. Those steps run while another
-    judgement may be timing on the same GPU (a bench's next task is prepared during the
-    current one's timing); their kernels would land inside its timed calls. A worker never
-    takes it for a step its own judgement awaits while holding the GPU."""
+    """Inside a reference worker: hold the GPU's lock (`TURN_ENV`) for one step that puts
+    work on the GPU outside the judgement's own turn: building the model, its first untimed
+    call, torch.compile's first calls (the judge holds it for the candidate's weights).
+    Those steps run while another judgement may be timing on the same GPU (a bench's next
+    task is prepared during the current one's timing); their kernels would land inside its
+    timed calls. A worker never takes it for a step its own judgement awaits while holding
+    the GPU."""
     path = os.environ.get(TURN_ENV)
     if not (on_gpu and path):
         yield

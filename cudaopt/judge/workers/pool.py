@@ -90,13 +90,23 @@ class JudgePool:
         self._spare = self._new_candidate() if self.keep_warm else None
         return worker
 
+    def _turn_lock(self) -> DeviceLock:
+        """The GPU's host-wide lock, which GPU steps outside the judgement's turn take."""
+        return self.lock if getattr(self.lock, "host_wide", False) else self.gpu_lock("cuda")
+
     def _turn_env(self) -> dict[str, str]:
-        """The GPU lock its workers take for their GPU steps outside the judgement's turn."""
-        lock = self.lock if getattr(self.lock, "host_wide", False) else self.gpu_lock("cuda")
-        return {**self.env, TURN_ENV: str(lock.path)}
+        """The reference workers take the GPU's lock themselves for such steps."""
+        return {**self.env, TURN_ENV: str(self._turn_lock().path)}
+
+    def candidate_turn(self, device: str) -> AbstractContextManager:
+        """Held by the judge around the candidate's GPU step outside the judgement's turn
+        (its model built and given weights): the candidate itself never learns the lock's
+        path, which its sandbox hides and which it could otherwise hold to stall every
+        judge on the GPU."""
+        return self._turn_lock() if device == "cuda" else nullcontext()
 
     def _new_candidate(self) -> Worker:
-        env = self._turn_env()
+        env = dict(self.env)
         if self.wrapper is None:
             return Worker("candidate", self._log("candidate"), env)
         wrapper, scratch = self.wrapper, self.scratch

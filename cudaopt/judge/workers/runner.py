@@ -11,6 +11,7 @@ import json
 import os
 import select
 import signal
+import site
 import subprocess
 import sys
 import time
@@ -28,6 +29,23 @@ PREWARM_ENV = "CUDAOPT_PREWARM"
 #: In a worker's environment: when its parent started it (epoch seconds), so the worker can
 #: say what its start-up cost (`boot` in the verdict's sub-phases).
 SPAWNED_ENV = "CUDAOPT_SPAWNED_AT"
+#: The folder holding the `cudaopt` package the judge runs from.
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
+
+
+def _python_path(env: dict[str, str]) -> str:
+    """The worker imports the judge's own cudaopt: it runs in another folder (a sandbox's
+    workspace), where `-m` would not find a cudaopt run from its checkout. An installed one
+    is found without help, and its site folder must not go ahead of the standard library."""
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if PACKAGE_PARENT not in paths and PACKAGE_PARENT not in _site_dirs():
+        paths.insert(0, PACKAGE_PARENT)
+    return os.pathsep.join(paths)
+
+
+def _site_dirs() -> list[str]:
+    return [*site.getsitepackages(), site.getusersitepackages()]
+
 
 class WorkerFailure(Exception):
     """The worker died, hung, or answered with an error."""
@@ -47,7 +65,8 @@ class Worker:
         read_fd, write_fd = os.pipe()
         self._log = open(log_path, "wb")
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
-                    "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(time.time())}
+                    "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(time.time()),
+                    "PYTHONPATH": _python_path({**os.environ, **env})}
         argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
         if wrap is not None:
             argv, full_env = wrap(argv, full_env)
