@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -103,14 +104,17 @@ def test_a_worker_started_in_another_folder_runs_the_judges_own_cudaopt(tmp_path
     import cudaopt
     from cudaopt.judge.workers.runner import Worker
 
+    given: dict[str, str] = {}  # the environment the worker is started with
+
     def elsewhere(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        given.update(env)
         return ["env", "-C", str(tmp_path), *argv], env
 
     worker = Worker("candidate", tmp_path / "worker.log", {}, wrap=elsewhere)
     try:
+        assert worker.call("exit", 60) == {"ok": True}  # it started and answered
         parent = str(Path(cudaopt.__file__).resolve().parents[1])
         if parent not in __import__("site").getsitepackages():  # run from a checkout
-            assert _env(worker, "PYTHONPATH").split(b"=", 1)[1].split(b":")[0] == parent.encode()
-        assert worker.call("exit", 60) == {"ok": True}  # it started and answered
+            assert given["PYTHONPATH"].split(os.pathsep)[0] == parent
     finally:
         worker.close()
