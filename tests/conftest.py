@@ -21,6 +21,12 @@ except BlockingIOError:
 """
 
 
+def worker_env_var(worker, name: str) -> bytes:  # noqa: ANN001 - a judge Worker
+    """`NAME=value` from a running worker process's environment, or b"" if it has none."""
+    env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
+    return next((x for x in env if x.startswith(name.encode() + b"=")), b"")
+
+
 def lock_from_another_process(path: Path) -> str:
     """"held" or "got it": what another process finds when it tries the `flock` on `path`."""
     return subprocess.run([sys.executable, "-c", _TRY_LOCK, str(path)], capture_output=True,

@@ -6,12 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 
 from cudaopt.judge import JudgeOptions, worker_env
 from cudaopt.judge.workers.devlock import gpu_lock
 from cudaopt.judge.workers.pool import JudgePool
-from tests.conftest import lock_from_another_process
+from tests.conftest import lock_from_another_process, worker_env_var
 
 
 def _pool(**env: str) -> JudgePool:
@@ -87,7 +86,8 @@ def test_the_pools_reference_workers_are_told_which_gpu_lock_to_take() -> None:
     pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-11")
     try:
         worker = pool.new_reference("ref")
-        assert f"{TURN_ENV}={gpu_lock('GPU-test-11').path}".encode() in _environ(worker)
+        told = worker_env_var(worker, TURN_ENV)
+        assert told == f"{TURN_ENV}={gpu_lock('GPU-test-11').path}".encode()
         worker.close()
     finally:
         pool.close()
@@ -101,7 +101,7 @@ def test_the_candidate_never_learns_the_gpu_lock_the_judge_takes_for_it() -> Non
     pool = _pool(CUDA_VISIBLE_DEVICES="GPU-test-12")
     try:
         worker = pool.candidate()
-        assert not any(item.startswith(TURN_ENV.encode()) for item in _environ(worker))
+        assert worker_env_var(worker, TURN_ENV) == b""
         worker.close()
         turn = pool.candidate_turn("cuda")
         assert turn.path == gpu_lock("GPU-test-12").path
@@ -110,7 +110,3 @@ def test_the_candidate_never_learns_the_gpu_lock_the_judge_takes_for_it() -> Non
         assert isinstance(pool.candidate_turn("cpu"), nullcontext)
     finally:
         pool.close()
-
-
-def _environ(worker) -> list[bytes]:  # noqa: ANN001 - a Worker
-    return Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")

@@ -9,6 +9,7 @@ from pathlib import Path
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers.pool import JudgePool
 from cudaopt.judge.workers.runner import SPAWNED_ENV
+from tests.conftest import worker_env_var
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"
@@ -61,22 +62,16 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
         baseline, reference = pool.new_reference("baseline"), pool.new_reference("ref")
         assert baseline is not reference
 
-        assert _env(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
-        assert _env(reference, "CUDAOPT_PREWARM") == b""
+        assert worker_env_var(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
+        assert worker_env_var(reference, "CUDAOPT_PREWARM") == b""
         for worker in (baseline, reference):
             worker.close()
     finally:
         pool.close()
 
 
-def _env(worker, name: str) -> bytes:
-    """`NAME=value` from a worker process's environment, or b"" if it has none."""
-    env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
-    return next((x for x in env if x.startswith(name.encode() + b"=")), b"")
-
-
 def _spawned_at(worker) -> float:
-    return float(_env(worker, SPAWNED_ENV).split(b"=", 1)[1])
+    return float(worker_env_var(worker, SPAWNED_ENV).split(b"=", 1)[1])
 
 
 def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_path) -> None:

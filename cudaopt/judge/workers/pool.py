@@ -106,7 +106,7 @@ class JudgePool:
         return self._turn_lock() if device == "cuda" else nullcontext()
 
     def _new_candidate(self) -> Worker:
-        env = dict(self.env)
+        env = self.env  # no GPU turn: see `candidate_turn`
         if self.wrapper is None:
             return Worker("candidate", self._log("candidate"), env)
         wrapper, scratch = self.wrapper, self.scratch
