@@ -66,7 +66,7 @@ def cpu_tasks(root: Path) -> list[tuple[Path, Path]]:
     kb_cand = root / "kb" / "level_1_problem_1_sample_0_kernel.py"
     kb_cand.parent.mkdir()
     shutil.copy(ROOT / "tests" / "judge" / "inline" / "swish_inline.py", kb_cand)
-    cpp = [ROOT / "examples" / "fused_swish_cpu", ROOT / "tests" / "agent" / "data" / "prefix_sum"]
+    cpp = [ROOT / "examples" / "fused_swish_cpu", ROOT / "examples" / "prefix_sum_cpu"]
     return [(folder / "model.py", folder) for folder in cpp] + [(kb_task, kb_cand)]
 
 

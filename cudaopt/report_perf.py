@@ -72,10 +72,14 @@ def breakdown_lines(verdict: Verdict, top: int = TOP) -> list[str]:
 
 
 def _distance(found: dict[str, Any]) -> str:
+    """Past 100% the bound was beaten, which only less work than the task's can do: the
+    roofline counts the reference's bytes and FLOPs, not the candidate's."""
     flops = (f", {found['achieved_tflops']:.3g} TFLOP/s" if found.get("achieved_tflops")
              else "")
+    beyond = ("; less work than the reference's, which the roofline counts"
+              if found["pct_of_roofline"] > 100 else "")
     return (f"{found['pct_of_roofline']:.0f}% of roofline ({found['bound']}-bound, "
-            f"{found['achieved_gbps']:.1f} GB/s{flops})")
+            f"{found['achieved_gbps']:.1f} GB/s{flops}{beyond})")
 
 
 def roofline_lines(verdict: Verdict) -> list[str]:

@@ -39,7 +39,7 @@ def check_replay(model: str, kind: str) -> None:
     if recorded == "cuda" and kind != "cuda":
         raise NotReady(f"{path} replays a session recorded on CUDA, and this run is on "
                        f"{kind}: no CUDA device here. Replay a CPU recording with --device cpu "
-                       "(examples/replay/fused_swish_cpu.jsonl), or run on a GPU machine.")
+                       "(examples/replay/prefix_sum_cpu.jsonl), or run on a GPU machine.")
 
 
 def check_repository(task: Path, commit: bool, init_repo: bool, branch: str | None) -> None:

@@ -2,11 +2,12 @@
 and torch.compile by a wide margin, cheap judge settings, and one judging stage shared by the
 whole session so the torch-heavy binding object is compiled once, not once per test.
 
-The task (data/prefix_sum) wins by doing less work, not by a better-tuned loop: the
-reference multiplies by an n x n triangular matrix of ones, O(n^2) per row, and torch.compile
-still builds that matrix and calls the matrix product; the kernel keeps a running sum, O(n).
+The task (examples/prefix_sum_cpu, also the CPU demo) wins by doing less work, not by a
+better-tuned loop: the reference multiplies by an n x n triangular matrix of ones, O(n^2) per
+row, and torch.compile still builds that matrix and calls the matrix product; the kernel keeps
+a running sum, O(n).
 Measured on a 2-core Intel Xeon, torch 2.13.0+cpu, four runs of
-`cudaopt check model.py model_new.py --device cpu` in data/prefix_sum: cold per call
+`cudaopt check model.py model_new.py --device cpu` in examples/prefix_sum_cpu: cold per call
 149-243x vs eager (low 125-186x) and 53-85x vs compile (low 52-66x); warm back to back
 190-259x vs eager (low 167-228x) and 70-84x vs compile (low 57-80x), where the reward
 needs 1.05x under both (load average 0.7-1.5). Under a load average of 10 the margins only
@@ -21,12 +22,12 @@ from typing import Any
 
 import pytest
 
+from cudaopt import ROOT
 from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
 from cudaopt.judge import JudgeOptions
 
-DATA = Path(__file__).parent / "data"
-PREFIX_SUM = DATA / "prefix_sum"
+PREFIX_SUM = ROOT / "examples" / "prefix_sum_cpu"
 MODEL = "openai/fake-kernel-model"
 
 

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import ROOT
 
 DATA = Path(__file__).parent / "data"
-PREFIX_SUM = ROOT / "tests" / "agent" / "data" / "prefix_sum"
+PREFIX_SUM = ROOT / "examples" / "prefix_sum_cpu"
 SWISH = ROOT / "tests" / "judge" / "zoo" / "task.py"
 TASKS = {"level1/1_prefix_sum": PREFIX_SUM / "model.py", "level1/2_swish_wrong": SWISH,
          "level1/3_swish_hang": SWISH, "level2/4_swish_build": SWISH,

@@ -97,7 +97,7 @@ def client(service: Service) -> EnvClient:
 
 #: An O(n) kernel for an O(n^2) task (see tests/agent/conftest.py for its margins): wins
 #: by far more than any noise on any CPU, for tests that need a candidate accepted.
-PREFIX = Path(__file__).resolve().parent.parent / "agent" / "data" / "prefix_sum"
+PREFIX = EXAMPLES / "prefix_sum_cpu"
 
 
 def swish_files(folder: Path = SWISH) -> dict[str, str]:

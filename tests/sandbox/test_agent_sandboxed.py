@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cudaopt import ROOT
 from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import start_run
@@ -20,7 +21,7 @@ from tests.misc.misc_helpers import make_verdict
 from tests.sandbox.conftest import Place
 
 pytestmark = [pytest.mark.usefixtures("bwrap_ok"), pytest.mark.slow]  # a whole sandboxed run
-TASK = Path(__file__).resolve().parent.parent / "agent" / "data" / "prefix_sum" / "model.py"
+TASK = ROOT / "examples" / "prefix_sum_cpu" / "model.py"
 API_KEY = "sk-test-must-never-reach-the-model-0123456789"
 
 
