@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cudaopt.judge import JudgeOptions, Status, Verdict, check
+from cudaopt.judge import JudgeOptions, Status, Verdict, check, gpu_identity, gpu_lock
 
 from ..conftest import EXAMPLES
 
@@ -67,7 +67,13 @@ def test_breakdown_of_the_cuda_example(swish: Verdict) -> None:
 
 
 def _event_copy_gbps(elements: int, repeats: int = 20) -> float:
-    """A plain copy of the same bytes, timed with events over back-to-back repeats."""
+    """A plain copy of the same bytes, timed with events over back-to-back repeats, in the
+    GPU's turn as the judge times: other tests' judgements share the GPU under xdist."""
+    with gpu_lock(gpu_identity(torch.cuda.current_device())):
+        return _copy_gbps(elements, repeats)
+
+
+def _copy_gbps(elements: int, repeats: int) -> float:
     x = torch.rand(elements, device="cuda")
     y = torch.empty_like(x)
     y.copy_(x)
