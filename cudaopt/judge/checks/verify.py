@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,10 +51,17 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     verdict.threads = session.threads
     session.reference.send("warm", seed=session.seed())  # first-call costs, while B loads
     try:
+        waited = time.perf_counter()
         imported = session.candidate.receive(options.build_timeout_s)
+        turn = time.perf_counter()
         with session.pool.candidate_turn(session.device):
+            started = time.perf_counter()
             reply = session.candidate.call("load", options.build_timeout_s,
                                            init_seed=init_seed, state_path=str(state_path))
+        # `import` is the candidate's own clock; `turn` waits for another judgement's timing
+        add_parts(verdict, "load.candidate", {
+            "import": imported["import_s"], "import_wait": turn - waited,
+            "turn": started - turn, "model": time.perf_counter() - started})
     except WorkerFailure as exc:
         if exc.kind == "build":
             verdict.status, verdict.error = Status.BUILD_FAILED, str(exc)
