@@ -55,6 +55,7 @@ class Prebuilder:
             build_kernels,
             default_build_dir,
             jit_builds,
+            kernel_store,
             resolve_device,
         )
 
@@ -66,7 +67,7 @@ class Prebuilder:
         build_dir = default_build_dir(candidate, device)
         if job.sources.kernels:
             if not build_kernels(candidate.parent / "kernels", build_dir,
-                                 job.options.build_timeout_s).ok:
+                                 job.options.build_timeout_s, kernel_store(job.options)).ok:
                 return built, time.perf_counter() - started
             built.append("kernels")
         if jit_builds(candidate) and build_ahead(

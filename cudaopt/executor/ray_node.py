@@ -104,7 +104,7 @@ def build(job: Job, root: str, device: str, arch: str | None) -> dict | None:
     them, and hand the build folder back for slots on other nodes. Never raises: a failed
     build is found again, and reported, by the slot's own build."""
     try:
-        from cudaopt.judge import build_kernels, default_build_dir
+        from cudaopt.judge import build_kernels, default_build_dir, kernel_store
 
         if arch and device == "cuda":
             os.environ.setdefault("CUDAOPT_CUDA_ARCH", arch)  # build nodes may have no GPU
@@ -112,7 +112,8 @@ def build(job: Job, root: str, device: str, arch: str | None) -> dict | None:
         if candidate is None:
             return None
         out = default_build_dir(candidate, job.options.device or device)
-        if not build_kernels(candidate.parent / "kernels", out, job.options.build_timeout_s).ok:
+        if not build_kernels(candidate.parent / "kernels", out, job.options.build_timeout_s,
+                             kernel_store(job.options)).ok:
             return None
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

@@ -27,6 +27,7 @@ from cudaopt.judge.building.kernels import (
     default_build_dir,
     find_cuda_home,
 )
+from cudaopt.judge.building.shared import kernel_store
 from cudaopt.judge.checks.signal import outputs_vary
 from cudaopt.judge.checks.taskcheck import check_task
 from cudaopt.judge.insight.ncu import run as run_ncu
@@ -45,8 +46,8 @@ __all__ = [
     "check", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
     "JudgePool", "worker_env", "Verdict", "Status", "Timing", "EXIT_CODES",
     # building
-    "build_kernels", "default_build_dir", "find_cuda_home", "KERNEL_SUFFIXES", "MODULE_NAME",
-    "JIT", "build_ahead", "jit_builds",
+    "build_kernels", "default_build_dir", "find_cuda_home", "kernel_store", "KERNEL_SUFFIXES",
+    "MODULE_NAME", "JIT", "build_ahead", "jit_builds",
     # sharing a host: GPU locks, CPU pinning
     "DeviceLock", "gpu_identity", "gpu_lock", "pinning",
     # serving, and what lies outside the verdict

@@ -10,6 +10,7 @@ from typing import Any
 
 from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.building.kernels import build_kernels, default_build_dir, kernel_sources
+from cudaopt.judge.building.shared import kernel_store
 from cudaopt.judge.checks import scan
 from cudaopt.judge.checks.verify import load
 from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
@@ -105,7 +106,7 @@ def _build(candidate: Path, verdict: Verdict, options: JudgeOptions,
         return None  # an emptied kernels/ folder is no kernels, not a failed build
     say("building kernels/")
     build_dir = options.build_dir or default_build_dir(candidate, verdict.device)
-    result = build_kernels(kernels, build_dir, options.build_timeout_s)
+    result = build_kernels(kernels, build_dir, options.build_timeout_s, kernel_store(options))
     verdict.build_s = result.seconds
     if not result.ok:
         verdict.status = Status.BUILD_FAILED

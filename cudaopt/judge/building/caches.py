@@ -10,6 +10,8 @@ rebuild what the other built.
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from pathlib import Path
 
 from cudaopt.judge.verdict.options import JudgeOptions
@@ -31,3 +33,19 @@ def worker_env(options: JudgeOptions) -> dict[str, str]:
         "TRITON_CACHE_DIR": str(cache / "triton"),
     }
     return {k: os.environ.get(k, v) for k, v in env.items()}
+
+
+def prune_builds(folder: Path, keep: int) -> None:
+    """Every edit of a candidate is new content: keep the `keep` most recently used builds
+    in `folder`, and never one used in the last hour (a judgement may be loading it)."""
+    try:
+        builds = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    stale = time.time() - 3600
+    for old in builds[keep:]:
+        try:
+            if old.stat().st_mtime < stale:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import time
 from pathlib import Path
+
+from cudaopt.judge.building.caches import prune_builds
 
 # Files beside model_new.py that a load_inline call may read its sources from.
 SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".inl")
@@ -46,22 +46,6 @@ def use_content_dir(candidate: Path) -> Path:
     target = base / "by-content" / content_key(candidate)
     target.mkdir(parents=True, exist_ok=True)
     os.utime(target)  # most recently used
-    _prune(target.parent)
+    prune_builds(target.parent, KEEP_BUILDS)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(target)
     return target
-
-
-def _prune(folder: Path) -> None:
-    """Every edit of a candidate is new content: keep the most recently used builds, and
-    never one used in the last hour (a judgement may be loading it)."""
-    try:
-        builds = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
-    except OSError:
-        return
-    stale = time.time() - 3600
-    for old in builds[KEEP_BUILDS:]:
-        try:
-            if old.stat().st_mtime < stale:
-                shutil.rmtree(old, ignore_errors=True)
-        except OSError:
-            pass

@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudaopt.judge.building import shared
 from cudaopt.rundir import state_dir
 
 MODULE_NAME = "cuda_extension"
@@ -132,8 +133,11 @@ def _ninja_file(sources: list[Path], flags: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float) -> BuildResult:
-    """Compile `kernels_dir` into `build_dir/cuda_extension.so`; ninja keeps it incremental."""
+def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
+                  store: Path | None = None) -> BuildResult:
+    """Compile `kernels_dir` into `build_dir/cuda_extension.so`; ninja keeps it incremental.
+    With `store` (`shared.kernel_store`), a build of the same inputs done for another folder
+    is copied in instead, and this one is kept there for the next (see `shared`)."""
     start = time.perf_counter()
     build_dir.mkdir(parents=True, exist_ok=True)
     sources = kernel_sources(kernels_dir)
@@ -149,10 +153,34 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float) -> Build
     # Two judgements of one candidate folder at once share its build folder: take turns.
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        key = shared.digest(kernels_dir, flags, DATA_DIR) if store is not None else None
+        module = build_dir / f"{MODULE_NAME}.so"
+        marker = build_dir / shared.MARKER
+        if key and module.is_file() and marker.is_file() and marker.read_text() == key:
+            return BuildResult(True, build_dir, time.perf_counter() - start, "up to date", [])
+        marker.unlink(missing_ok=True)
+        if key and store is not None and shared.fetch(store, key, build_dir, module.name):
+            return BuildResult(True, build_dir, time.perf_counter() - start,
+                               f"the same sources' build reused from {store / key}", [])
         manifest = build_dir / "build.ninja"
         if not manifest.exists() or manifest.read_text() != text:
             manifest.write_text(text)
-        return _ninja(cmd, build_dir, start, timeout_s)
+        result = _ninja(cmd, build_dir, start, timeout_s)
+        if result.ok and key and store is not None:
+            shared.store(store, key, build_dir, [kernels_dir, DATA_DIR, *_toolchain()],
+                         module.name, ninja)
+        return result
+
+
+def _toolchain() -> list[Path]:
+    """Where headers that only an installation changes live: torch's, Python's, CUDA's and
+    the system's."""
+    import torch
+
+    roots = [Path(torch.__file__).parent, Path(sysconfig.get_paths()["include"]),
+             Path(sys.base_prefix), Path("/usr")]
+    cuda = find_cuda_home()
+    return roots + ([cuda] if cuda is not None else [])
 
 
 def _ninja(cmd: list[str], build_dir: Path, start: float, timeout_s: float) -> BuildResult:
