@@ -43,8 +43,9 @@ xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
 for step in $steps; do case $step in
 tests)
   # the longest first (their durations under -n 8 in docs/development.md)
-  export TESTS_FIRST=${TESTS_FIRST:-"tests/env tests/agent/test_racy_session.py
-    tests/agent/test_replay.py tests/synth tests/bench"}
+  export TESTS_FIRST=${TESTS_FIRST:-"tests/env tests/synth tests/models
+    tests/agent/test_racy_session.py tests/bench tests/agent/test_replay.py
+    tests/judge/test_ipc_gpu.py"}
   PYTHONPATH=$PWD/benchmarks:$PYTHONPATH timeout -k 30 "${GPU_TEST_TIMEOUT:-300}" \
     python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist -p no:cacheprovider \
     -p pytest_live --durations=0 2>&1 | tee "$out/gpu_tests.log" | tail -25 ;;

@@ -63,3 +63,15 @@ def test_a_build_that_reads_a_header_outside_kernels_is_not_shared(tmp_path: Pat
     (candidate.parent / "extra.h").write_text("#define ZOO_EXTRA 2\n")
     again = build_kernels(candidate.parent / "kernels", tmp_path / "build", 600, store)
     assert again.ok and again.rebuilt == ["zoo.o"]  # the header's edit is seen, incrementally
+
+
+def test_a_module_not_compiled_in_the_call_is_never_shared(tmp_path: Path) -> None:
+    """A folder's module may have been put there by whoever can write the folder (an
+    agent's workspace): one that ninja finds up to date is not the store's to keep."""
+    candidate = _candidate(tmp_path / "a")
+    kernels, build, store = candidate.parent / "kernels", tmp_path / "build", tmp_path / "store"
+    assert build_kernels(kernels, build, 600).ok
+    (build / MODULE).write_bytes(b"not what the compiler made")
+    planted = build_kernels(kernels, build, 600, store)
+    assert planted.ok and planted.rebuilt == []
+    assert not list(store.rglob(MODULE))

@@ -166,7 +166,9 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
         if not manifest.exists() or manifest.read_text() != text:
             manifest.write_text(text)
         result = _ninja(cmd, build_dir, start, timeout_s)
-        if result.ok and key and store is not None:
+        # only a module compiled from scratch in this call is shared: a folder's earlier
+        # objects or module may not be the compiler's (a workspace is the agent's to write)
+        if result.ok and key and store is not None and len(result.rebuilt) == len(sources) + 1:
             shared.store(store, key, build_dir, [kernels_dir, DATA_DIR, *_toolchain()],
                          module.name, ninja)
         return result

@@ -9,10 +9,11 @@ compiler flags (include paths, CUDA architecture, ABI), the compilers themselves
 torch version. A folder whose inputs have that digest gets the module copied in instead of
 compiled.
 
-Only builds whose every header lies in `kernels/`, in the judge's own sources or in the
-toolchain (torch, Python, CUDA, the system) are stored: a header elsewhere could change
-without changing the digest. Only the judge writes the store; a sandboxed command has its
-own caches inside its workspace.
+Only builds compiled from scratch in the call that stores them, and whose every header
+lies in `kernels/`, in the judge's own sources or in the toolchain (torch, Python, CUDA,
+the system), are stored: a header elsewhere could change without changing the digest, and
+a folder's earlier objects could be anyone's. Only the judge writes the store; a sandboxed
+command has its own caches inside its workspace.
 """
 
 from __future__ import annotations
