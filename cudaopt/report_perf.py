@@ -72,11 +72,12 @@ def breakdown_lines(verdict: Verdict, top: int = TOP) -> list[str]:
 
 
 def _distance(found: dict[str, Any]) -> str:
-    """Past 100% the bound was beaten, which only less work than the task's can do: the
-    roofline counts the reference's bytes and FLOPs, not the candidate's."""
+    """Past 100% the bound was beaten, which takes less work than the reference's (the
+    roofline counts the reference's bytes and FLOPs, not the candidate's) or data served from
+    a cache the bound does not count."""
     flops = (f", {found['achieved_tflops']:.3g} TFLOP/s" if found.get("achieved_tflops")
              else "")
-    beyond = ("; less work than the reference's, which the roofline counts"
+    beyond = ("; beyond the bound: less work than the reference's, or data from a cache"
               if found["pct_of_roofline"] > 100 else "")
     return (f"{found['pct_of_roofline']:.0f}% of roofline ({found['bound']}-bound, "
             f"{found['achieved_gbps']:.1f} GB/s{flops}{beyond})")
