@@ -1,6 +1,7 @@
 """Candidate-mode throughput of `cudaopt bench` on a CUDA machine.
 
     python benchmarks/bench_throughput.py [--skip-big] [--no-check] [--sample DIR] [--cold-only]
+        [--lookahead 1,3]
 
 Judges the project's own CUDA tasks (examples/, benchmarks/kernelbench/) and the small
 KernelBench-format suite in benchmarks/suite/ (both candidate layouts: a folder per task
@@ -15,7 +16,8 @@ candidates, as:
 `--sample DIR` judges a folder made by `kernelbench_sample.py` instead (real KernelBench
 tasks with identity candidates, every operator allowed); the summary then also says
 whether every identity candidate was correct and timed within ±3% of eager. `--cold-only`
-skips step 3 (a larger sample within one time limit).
+skips step 3 (a larger sample within one time limit). `--lookahead 1,3` runs step 1 once
+per value, each cold (how many jobs a slot prepares while it times another).
 
 All of it takes several minutes per run on an H200 (the two level-1-sized tasks alone
 take a minute or more each); `--skip-big` leaves them out, `--no-check` skips step 4.
@@ -109,20 +111,32 @@ def run(argv: list[str], env: dict[str, str], live: bool = False) -> subprocess.
 
 
 def run_bench(task_files: list[Path], cands: Path, out: Path, work: Path, cache: Path,
-              gpus: str | None, identity: bool = False) -> dict[str, object]:
-    """`gpus` None: one CPU slot. `identity`: the candidates are identity candidates."""
+              gpus: str | None, identity: bool = False,
+              lookahead: int | None = None, save: Path | None = None) -> dict[str, object]:
+    """`gpus` None: one CPU slot. `identity`: the candidates are identity candidates.
+    `lookahead`: jobs each slot prepares ahead (None: the executor's default). `save`: a
+    folder its results.jsonl is copied to, also when a time limit stops it."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     where = ["--device", "cpu"] if gpus is None else ["--device", "cuda", "--gpus", gpus]
     argv = [sys.executable, "-m", "cudaopt.cli", "bench", *map(str, task_files), "--candidates",
             str(cands), "--out", str(out), "--work", str(work), *where, "--sandbox", "none"]
+    label = f"{'GPUs ' + gpus if gpus else 'CPU'}, {'warm' if (work / 'done').exists() else 'cold'}"
+    if lookahead is not None:
+        argv += ["--lookahead", str(lookahead)]
+        label += f", ahead {lookahead}"
     start = time.perf_counter()
-    proc = run(argv, env, live=True)
+    try:
+        proc = run(argv, env, live=True)
+    finally:
+        if save is not None and (out / "results.jsonl").exists():
+            save.mkdir(parents=True, exist_ok=True)
+            name = label.replace(", ", "-").replace(" ", "_")
+            shutil.copyfile(out / "results.jsonl", save / f"{name}.jsonl")
     wall_s = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"bench failed ({proc.returncode}), its output above")
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     result = {"wall_s": wall_s, "gpus": len((gpus or "cpu").split(",")), "lines": lines}
-    label = f"{'GPUs ' + gpus if gpus else 'CPU'}, {'warm' if (work / 'done').exists() else 'cold'}"
     (work / "done").touch()
     print(f"  .. {row(label, result)[0]}\n  .. {phases(label, result)}", file=sys.stderr,
           flush=True)  # as it finishes: a run cut short by a time limit still reports these
@@ -209,6 +223,8 @@ def main() -> None:
                         help="skip the warm re-run (a larger sample within one time limit)")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                         help="cpu: CPU tasks on one CPU slot (the bench's own overhead)")
+    parser.add_argument("--lookahead", default="", help="comma-separated jobs-ahead values: "
+                        "one cold 1-GPU bench each (default: one, the executor's default)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: stop what runs
     import torch
@@ -228,25 +244,28 @@ def main() -> None:
             task_files, cands = lay_out(found, root)
         first = "0" if args.device == "cuda" else None
         one = "1 GPU" if args.device == "cuda" else "1 CPU"
-        results = {f"bench, {one}, cold": run_bench(task_files, cands, root / "b1", root / "w1",
-                                                    root / "c1", first, sample)}
+        aheads = [int(x) for x in args.lookahead.split(",")] if args.lookahead else [None]
+        results = {}
+        for i, ahead in enumerate(aheads):  # the first's caches serve the warm re-run
+            tag, n = ("" if ahead is None else f", ahead {ahead}"), "" if i == 0 else f"-{i}"
+            results[f"bench, {one}, cold{tag}"] = run_bench(
+                task_files, cands, root / f"b1{n}", root / f"w1{n}", root / f"c1{n}", first,
+                sample, ahead, args.save)
         gpus, last = first, "1"
         if count >= 2:
             gpus, last = "0,1", "2"
             results["bench, 2 GPUs, cold"] = run_bench(task_files, cands, root / "b2",
-                                                       root / "w2", root / "c2", gpus, sample)
+                                                       root / "w2", root / "c2", gpus, sample,
+                                                       save=args.save)
         label = f"bench, {one if last == '1' else '2 GPUs'}, warm"
         if not args.cold_only:
             results[label] = run_bench(task_files, cands, root / "b3", root / f"w{last}",
-                                       root / f"c{last}", gpus, sample)
+                                       root / f"c{last}", gpus, sample, aheads[0], args.save)
         if not args.no_check:
             results["check 1 by 1, cold"] = run_checks(found, root, root / "c4", args.device)
-        if args.save:
-            args.save.mkdir(parents=True, exist_ok=True)
-            for label, result in results.items():
-                name = label.replace(", ", "-").replace(" ", "_")
-                (args.save / f"{name}.jsonl").write_text(
-                    "".join(json.dumps(x) + "\n" for x in result["lines"]))
+        if args.save and "check 1 by 1, cold" in results:  # the benches saved their own
+            (args.save / "check-1by1.jsonl").write_text(
+                "".join(json.dumps(x) + "\n" for x in results["check 1 by 1, cold"]["lines"]))
         name = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU slot"
         print(f"\ncandidate-mode throughput: {len(found)} tasks, {count} x {name}, torch "
               f"{torch.__version__}")

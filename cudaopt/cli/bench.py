@@ -68,6 +68,9 @@ def run_cmd(
     gpus: str = setting_opt("--gpus", "LIST", "GPUs to use, e.g. 0,1", "all"),
     workers: int = typer.Option(1, "--workers", metavar="N", min=1,
                                 help="CPU slots with --device cpu"),
+    lookahead: int = setting_opt("--lookahead", "N", "jobs each GPU slot prepares while it "
+                                 "times another", "what the spare cores and GPU memory carry",
+                                 min=0),
     out: Path = setting_opt("--out", "BENCH", "bench folder; an existing one is continued",
                             "a new one under .cudaopt/bench/"),
     work: Path = setting_opt("--work", "DIR", "where jobs are built and judged; benches sharing "
@@ -126,7 +129,7 @@ def run_cmd(
                   f"{len(left)} to run ({config.mode} mode, {kind})", soft_wrap=True,
                   highlight=False)
     code = _execute(left, config, bench, work, kind, gpus, workers, box.kind, info, console,
-                    ray)
+                    ray, lookahead)
     _finish(bench, console)
     raise typer.Exit(code)
 
@@ -147,7 +150,7 @@ def _agent_params(settings: Any, sandbox: str, console: Console) -> dict[str, An
 
 def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, kind: str,
              gpus: str | None, workers: int, sandbox: str, info: dict[str, Any],
-             console: Console, ray: str | None = None) -> int:
+             console: Console, ray: str | None = None, lookahead: int | None = None) -> int:
     from cudaopt.bench.agent_job import PLUGIN
     from cudaopt.bench.live import BenchView
     from cudaopt.executor import make_executor
@@ -164,7 +167,8 @@ def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, ki
         try:
             executor = make_executor(kind, gpu_list, ray=ray, workers=workers,
                                      root=work or bench / "work", sandbox=sandbox,
-                                     plugins=(PLUGIN,), job_timeout_s=_job_timeout_s(config))
+                                     plugins=(PLUGIN,), job_timeout_s=_job_timeout_s(config),
+                                     **({} if lookahead is None else {"lookahead": lookahead}))
         except (ValueError, ImportError, ConnectionError, RuntimeError) as exc:
             raise fail(str(exc)) from exc
         try:

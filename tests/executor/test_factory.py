@@ -22,6 +22,11 @@ def test_gpus_cannot_be_picked_on_a_cluster() -> None:
         make_executor("cuda", [0, 1], ray="auto")
 
 
+def test_lookahead_is_refused_on_a_cluster_before_ray_is_reached() -> None:
+    with pytest.raises(ValueError, match="--lookahead sets this machine's slots"):
+        make_executor("cuda", ray="auto", lookahead=2)
+
+
 def test_without_ray_installed_the_error_says_how_to_get_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without Ray sees

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cudaopt.executor import Job, LocalExecutor, Sources
+from cudaopt.executor.local import lookahead_for
 from cudaopt.judge import JudgeOptions
 from tests.conftest import EXAMPLES
 
@@ -34,3 +35,15 @@ def test_one_slot_with_a_lookahead_of_one_holds_at_most_two_jobs(tmp_path) -> No
 def test_cpu_slots_prepare_nothing_ahead_by_default(tmp_path) -> None:
     with LocalExecutor("cpu", root=tmp_path) as executor:
         assert executor.lookahead == 0
+
+
+GiB = 1 << 30
+
+
+def test_gpu_slots_prepare_as_far_ahead_as_cores_and_device_memory_carry() -> None:
+    assert lookahead_for(16, 1, 141 * GiB) == 3  # one H200, 16 cores: capped
+    assert lookahead_for(8, 1, 141 * GiB) == 1  # few cores: 7 // 3 lanes, one ahead
+    assert lookahead_for(16, 1, 40 * GiB) == 1  # small device memory: one ahead still
+    assert lookahead_for(32, 4, 141 * GiB) == 1  # four slots share 28 spare cores
+    assert lookahead_for(64, 2, None) == 3
+    assert lookahead_for(2, 1, 80 * GiB) == 1  # never fewer than one

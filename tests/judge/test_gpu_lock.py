@@ -7,6 +7,8 @@ import subprocess
 import sys
 from contextlib import nullcontext
 
+import pytest
+
 from cudaopt.judge import JudgeOptions, worker_env
 from cudaopt.judge.workers.devlock import gpu_lock
 from cudaopt.judge.workers.pool import JudgePool
@@ -110,3 +112,49 @@ def test_the_candidate_never_learns_the_gpu_lock_the_judge_takes_for_it() -> Non
         assert isinstance(pool.candidate_turn("cpu"), nullcontext)
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize("compiling", [True, False])
+def test_torch_compile_lets_the_gpu_go_while_it_compiles_only(tmp_path, monkeypatch,
+                                                              compiling: bool) -> None:
+    """The baseline's compile step holds the GPU around the work it gives the device (input
+    draws, the compiled code's runs) but not while torch.compile traces and generates code,
+    which can take a minute; a step that may benchmark on the GPU as it compiles
+    (`compiling=False`: max-autotune) holds it throughout."""
+    import fcntl
+    import os
+
+    import torch
+
+    from cudaopt.judge.workers.devlock import TURN_ENV, gpu_turn
+
+    path = tmp_path / "gpu.lock"
+    monkeypatch.setenv(TURN_ENV, str(path))
+
+    def free() -> bool:  # another process's view: can it take the GPU now?
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    seen: dict[str, bool] = {}
+
+    def backend(gm, example_inputs):  # runs while torch.compile compiles
+        seen["compiling"] = free()
+        return gm.forward
+
+    torch._dynamo.reset()
+    fn = torch.compile(lambda x: (x * 2).sum(), backend=backend)
+    try:
+        with gpu_turn(True, compiling=compiling):
+            seen["before"] = free()
+            fn(torch.ones(4))
+            seen["after"] = free()
+    finally:
+        torch._dynamo.reset()
+    assert seen == {"before": False, "compiling": compiling, "after": False}
+    assert free()  # and the step's end gives it back

@@ -66,18 +66,21 @@ class ReferenceWorker:
 
     def handlers(self) -> dict[str, Any]:
         return {"load": self._turn(self.load), "warm": self._turn(self.warm),
-                "compile": self._turn(self.compile), "prep": self.prep,
+                "compile": self._turn(self.compile, compiling=True), "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
                 "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
                 "signal": self.signal_findings,
                 "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
-    def _turn(self, step: Any) -> Any:
-        """`step`, holding the GPU (see `devlock.gpu_turn`) when it runs on one."""
+    def _turn(self, step: Any, compiling: bool = False) -> Any:
+        """`step`, holding the GPU (see `devlock.gpu_turn`) when it runs on one; a
+        `compiling` step lets it go while torch.compile compiles, unless a mode it compiles
+        benchmarks on the GPU as it compiles (max-autotune)."""
         def held(cmd: dict[str, Any]) -> dict[str, Any]:
             device = cmd.get("device") or (self.bench.device.type if self.bench else "cpu")
-            with gpu_turn(str(device).startswith("cuda")):
+            quiet = compiling and "max-autotune" not in cmd.get("mode", "")
+            with gpu_turn(str(device).startswith("cuda"), compiling=quiet):
                 return step(cmd)
         return held
 
