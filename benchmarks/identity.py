@@ -64,10 +64,10 @@ def cold_ratio(verdict: Verdict) -> float | None:
 
 
 def warm_identity_ratio(verdict: Verdict) -> float | None:
-    """Eager over the candidate, warm back-to-back calls, once the verdict carries that figure
-    (it is added beside the cold one); None until then, and the column prints '-'."""
-    warm = getattr(verdict, "warm_speedup_vs_eager", None)
-    return warm if isinstance(warm, float) else None
+    """Eager over the candidate, warm back-to-back calls (the verdict's `warm` figures);
+    None where the judgement had none, and the column prints '-'."""
+    warm = (verdict.warm or {}).get("speedup_vs_eager")
+    return float(warm) if isinstance(warm, (int, float)) else None
 
 
 def judge_all(tasks: list[tuple[str, Path]],

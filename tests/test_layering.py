@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 FLOORS = {  # module: floors above it that importing it must not load
+    # the trusted evaluator never loads the agent, the model client, git or a cluster
+    "cudaopt.judge": ["cudaopt.agent", "litellm", "git", "ray", "cudaopt.gitops"],
+    "cudaopt.judge.roles.worker": ["cudaopt.agent", "litellm", "git", "ray"],  # the workers
+    "cudaopt.judge.serving.server": ["cudaopt.agent", "litellm", "git", "ray"],
     "cudaopt.sandbox": ["cudaopt.agent"],
     "cudaopt.agent.errors": ["cudaopt.agent.models", "cudaopt.agent.llm", "cudaopt.agent.replay"],
     "cudaopt.agent.replay": ["cudaopt.agent.models", "cudaopt.agent.llm"],

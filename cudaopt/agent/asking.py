@@ -48,6 +48,7 @@ class Asker:
                 message = self.model.query(sent, tools)
             except ContextTooLong as again:
                 raise ModelError(self._too_long(messages, sent, tools, again)) from again
+            self.context.relax()
         self._billed(step, sent, tools)
         return message
 

@@ -87,6 +87,12 @@ class Compactor:
         sent, done = self._compact(messages, tools, step, "refused", tokens)
         return sent, done
 
+    def relax(self) -> None:
+        """After the harder request went through: later requests keep the usual turns whole
+        and clip nothing, under the budget just learned; a later refusal clips again. The
+        model reads its latest results whole whenever they fit."""
+        self.keep_turns, self.clip_chars = KEEP_TURNS, None
+
     def render(self, messages: list[Message]) -> list[Message]:
         if self.upto <= 2 or len(messages) < 2:
             sent = list(messages)

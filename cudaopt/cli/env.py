@@ -20,6 +20,7 @@ from cudaopt.cli.common import (
     layered_options,
     setting_opt,
 )
+from cudaopt.config import load_settings
 from cudaopt.executor import SlotSpec
 from cudaopt.executor.local import slot_specs
 
@@ -43,7 +44,8 @@ StepsOpt = typer.Option(40, "--max-steps", metavar="N", min=1, help="steps per e
 MinutesOpt = typer.Option(60.0, "--max-minutes", metavar="MINUTES",
                           help="wall time per episode")
 ContextOpt = setting_opt("--context-tokens", "N", "the policy's context window: what an "
-                         "episode sends past it is compacted", "no compaction", min=1)
+                         "episode sends past it is compacted", "the `context_tokens` setting, "
+                         "else no compaction", min=1)
 IdleOpt = typer.Option(600.0, "--idle", metavar="SECONDS", help="time without an action "
                        "before an episode is ended")
 DiskOpt = typer.Option(2048, "--episode-disk-mb", metavar="MB", min=1, help="disk space an "
@@ -95,6 +97,8 @@ def serve_cmd(
         device = device if ray and device else resolve_device(device)
         judge = layered_options(Path.cwd() / "cudaopt.toml", device, atol, rtol, trials, allow,
                                 timeout, compile_mode, time_budget_s=time_budget)
+        if context_tokens is None:  # the layers (`context_tokens`), as optimize reads them
+            context_tokens = load_settings(Path.cwd()).context_tokens
         options = ServiceOptions(
             root=(root or _default_root()).resolve(), judge=judge, sandbox=sandbox, host=host,
             port=port, max_episodes=max_episodes, max_steps=max_steps,

@@ -137,15 +137,20 @@ def config_command(
         settings = load_settings(start)
     except ConfigError as exc:
         raise fail(str(exc)) from exc
+    live_model = settings.model and not settings.model.startswith("replay:")
     if as_json:
-        _echo_json(settings.to_json())
+        data = settings.to_json()
+        if live_model:  # what a run of it would start with, as the table's last line says
+            budget = _budget(settings)
+            data["context_budget"] = {"value": budget.to_json(), "source": budget.source}
+        _echo_json(data)
         return
     table = Table("setting", "value", "from", "meaning")
     for key, value in settings.values().items():
         shown = "-" if value is None else json.dumps(value)
         table.add_row(key, escape(shown), escape(settings.sources[key]), SPECS[key].help)
     Console().print(table)
-    if settings.model and not settings.model.startswith("replay:"):
+    if live_model:
         Console().print(escape(f"{settings.model}: {_budget(settings).describe()}"))
 
 

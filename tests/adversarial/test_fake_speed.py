@@ -6,18 +6,22 @@ the judge must reject each, with reward -1 and a reason naming the rule."""
 from __future__ import annotations
 
 from cudaopt.judge import Status
+from cudaopt.judge.checks.streams import STALE
 
 from .harness import fools_naive, judge
 
 TIMED_WRONG = "output of a timed call is wrong (the candidate behaves differently when timed)"
 
 
-def test_cache_by_shape_after_the_first_calls_fails_the_timed_checks() -> None:
-    """Beats a harness that checks correctness first and never checks timed calls."""
+def test_cache_by_shape_after_the_first_calls_fails_the_timed_checks_as_a_stale_output(
+        ) -> None:
+    """Beats a harness that checks correctness first and never checks timed calls; the
+    timed check's refusal names what it did: it returned an earlier call's output."""
     assert fools_naive("cache_by_shape")
     verdict = judge("cache_by_shape", profile=True)
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
-    assert any(v.startswith(TIMED_WRONG) for v in verdict.violations), verdict.violations
+    assert any(v.startswith(STALE) and "a timed call's output was wrong" in v
+               for v in verdict.violations), verdict.violations
 
 
 def test_native_background_thread_fails_the_timed_checks() -> None:

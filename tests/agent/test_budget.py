@@ -74,3 +74,8 @@ def test_config_shows_the_configured_models_budget(tmp_path, monkeypatch) -> Non
     shown = CliRunner().invoke(app, ["config"])
     assert "context window 65,536 tokens (setting context_tokens)" in shown.output
     assert "context_tokens" in shown.output and "65536" in shown.output
+    shown = CliRunner().invoke(app, ["config", "--json"])
+    assert json.loads(shown.output)["context_budget"] == {
+        "value": {"window_tokens": 65536, "source": "setting context_tokens",
+                  "prompt_tokens": Budget(65536, "x").prompt_tokens},
+        "source": "setting context_tokens"}

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 from cudaopt.live import LiveView
@@ -58,6 +59,20 @@ def test_anthropic_gets_cache_markers_and_the_run_counts_cached_tokens(
     assert total["cached_tokens"] == sum(u["cached_tokens"] for u in usage)
     assert total["uncached_tokens"] == total["prompt_tokens"] - total["cached_tokens"]
     assert result.meta.cost_usd == pytest.approx(total["cost_usd"])  # what --max-cost counts
+
+
+def test_max_cost_stops_the_run_on_what_was_billed(task, config, monkeypatch) -> None:
+    """The limit reads the provider's billed usage (the preflight's ping included), not an
+    estimate: a limit below one call's price stops the run before its second step."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-fake-server")
+    limit_usd = 1e-6
+    with FakeAnthropic(list(STEPS)) as server:
+        run = config(server.url, max_steps=3, model="anthropic/claude-sonnet-4-5")
+        run.limits = Limits(max_steps=3, max_cost_usd=limit_usd)
+        result = start_run(task, run)
+    assert not server.errors and result.reason == "max_cost"
+    assert result.meta.steps <= 1 and result.meta.cost_usd >= limit_usd
+    assert result.meta.cost_usd == pytest.approx(result.meta.extra["usage"]["cost_usd"])
 
 
 def test_tokens_and_cost_per_step_in_the_live_view_and_show(task, config, monkeypatch) -> None:

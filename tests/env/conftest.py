@@ -28,7 +28,7 @@ SERVE_ARGS = ("--device", "cpu", "--sandbox", "none", "--trials", "2", "--time-b
 
 
 class Service:
-    def __init__(self, root: Path, *args: str):
+    def __init__(self, root: Path, *args: str, env: dict[str, str] | None = None):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.token_file = root / "token.txt"
@@ -38,7 +38,8 @@ class Service:
                 "--root", str(root / "state"), "--token-file", str(self.token_file), *args]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=log,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         env={**os.environ, **(env or {})})
         self.url = self._wait_url()
 
     def _wait_url(self) -> str:

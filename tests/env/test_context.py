@@ -19,10 +19,16 @@ def noisy(n: int) -> str:
     return f"python3 -c \"[print('output {n} row', i, 'x' * 60) for i in range(80)]\""
 
 
-@pytest.fixture
-def short_service(tmp_path: Path):
-    running = Service(tmp_path, *SERVE_ARGS, "--max-steps", "12", "--context-tokens",
-                      str(WINDOW))
+@pytest.fixture(params=["flag", "setting"])
+def short_service(tmp_path: Path, request: pytest.FixtureRequest):
+    """The window from `--context-tokens`, or from the `context_tokens` setting's layers (here
+    its environment variable) as `optimize` reads it."""
+    if request.param == "flag":
+        running = Service(tmp_path, *SERVE_ARGS, "--max-steps", "12", "--context-tokens",
+                          str(WINDOW))
+    else:
+        running = Service(tmp_path, *SERVE_ARGS, "--max-steps", "12",
+                          env={"CUDAOPT_CONTEXT_TOKENS": str(WINDOW)})
     yield running
     running.stop()
 

@@ -229,6 +229,21 @@ def _compare(session: Session, reference: Worker, key: str,
                          manifest=manifest, atol=options.atol, rtol=options.rtol, **extra)
 
 
+def timed_mismatch(session: Session, what: str, mismatch: str) -> str:
+    """The rule a wrong timed output broke: a stale output where the candidate gives one
+    output for two different inputs (`CandidateWorker.stale_probe`), else `what`."""
+    try:
+        seeds = [session.seed(), session.seed()]
+        same = session.candidate.call("stale_probe", session.options.timeout_s,
+                                      seeds=seeds).get("same")
+    except WorkerFailure:
+        same = False
+    if same:
+        return (f"{STALE} (a timed call's output was wrong, and two calls on different "
+                f"inputs returned the same output): {mismatch}")
+    return f"{what}: {mismatch}"
+
+
 def allowed(session: Session, found: list[str]) -> list[str]:
     """The candidate's violations, less input mutation when the task itself mutates inputs."""
     return [v for v in found if not (session.inputs_mutable and "modified input" in v)]

@@ -24,7 +24,13 @@ from cudaopt.judge.checks.integrity import Integrity
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench, same_layout
 from cudaopt.judge.timing.burst import Burst
-from cudaopt.judge.workers.tensors import Snapshot, draw_inputs, dtype_named, fingerprint
+from cudaopt.judge.workers.tensors import (
+    Snapshot,
+    draw_inputs,
+    dtype_named,
+    fingerprint,
+    flatten,
+)
 from cudaopt.judge.workers.transfer import write_outputs
 
 _perf = time.perf_counter
@@ -44,7 +50,8 @@ class CandidateWorker:
     def handlers(self) -> dict[str, Any]:
         return {"import": self.import_, "load": self.load, "prep": self.prep, "go": self.go,
                 "finish": self.finish, "dump": self.dump, "streams": self.streams,
-                "burst": self.run_burst, "exit": lambda cmd: {},
+                "burst": self.run_burst, "stale_probe": self.stale_probe,
+                "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -108,6 +115,23 @@ class CandidateWorker:
         found = (guard.violations() if guard else []) + found
         return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
                 "output": self.bench.last is not None}
+
+    def stale_probe(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """After a timed call's output was wrong, two calls off the clock: on inputs drawn
+        from one seed, then on the same tensors refilled from another. The same output bytes
+        for both is a result kept from an earlier call (keyed on the tensor, its pointer or
+        its shape). Only the verdict's wording rests on this reply; the refusal does not."""
+        outputs = []
+        try:
+            for i, seed in enumerate(cmd["seeds"]):
+                self.bench.prep(seed, i > 0, None)
+                leaves = flatten(self.model(*self.bench.inputs))[1]
+                outputs.append([t.detach().clone() for _, t in leaves])
+        except Exception:  # noqa: BLE001 - a candidate that cannot be probed is not named
+            return {"same": False}
+        first, second = outputs
+        return {"same": len(first) == len(second) > 0 and all(
+            a.shape == b.shape and torch.equal(a, b) for a, b in zip(first, second, strict=True))}
 
     def streams(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The stream-ordering checks on the prepared inputs (see `streams`): the snapshot

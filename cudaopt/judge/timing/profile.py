@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, reference_reply
+from cudaopt.judge.checks.verify import (
+    allowed,
+    ask_reference,
+    compare_kept,
+    reference_reply,
+    timed_mismatch,
+)
 from cudaopt.judge.timing import contention, noise
 from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check, settle
 from cudaopt.judge.timing.timer import calls_per_round, summarize
@@ -222,9 +228,9 @@ def _round(session: Session, names: list[str], plan: Plan, verdict: Verdict) -> 
     for i in sorted(plan.checked):
         if mismatches[f"t{i}"]:
             note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""
-            verdict.violations.append(
-                "output of a timed call is wrong (the candidate behaves differently when "
-                f"timed){note}: {mismatches[f't{i}'][0]}")
+            verdict.violations.append(timed_mismatch(
+                session, "output of a timed call is wrong (the candidate behaves differently "
+                f"when timed){note}", mismatches[f"t{i}"][0]))
             break
     return samples
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cudaopt.judge.building.caches import cache_root
-from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept
+from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, timed_mismatch
 from cudaopt.judge.timing import roofline
 from cudaopt.judge.timing.burst import KEY
 from cudaopt.judge.timing.timer import calls_per_round
@@ -110,9 +110,10 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
     mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("warm"))
     for key in keys:
         if mismatches[key]:
-            verdict.violations.append(
-                "output of a back-to-back call is wrong (outputs must stay valid after the "
-                f"next call, and no result may be reused across calls): {mismatches[key][0]}")
+            verdict.violations.append(timed_mismatch(
+                session, "output of a back-to-back call is wrong (outputs must stay valid "
+                "after the next call, and no result may be reused across calls)",
+                mismatches[key][0]))
             break
     return replies
 
