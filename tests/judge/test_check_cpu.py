@@ -108,3 +108,27 @@ def test_cli_exit_codes_are_distinct(name: str) -> None:
         [sys.executable, "-m", "cudaopt.cli", "check", str(TASK), str(ZOO / f"{name}.py"),
          "--device", "cpu", "--no-profile"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == {"wrong_values": 4, "crash": 6}[name], proc.stdout
+
+
+def test_a_broken_library_in_the_compile_cache_is_built_again_not_blamed_on_the_task(
+        tmp_path: Path) -> None:
+    """A worker killed while torch.compile built a kernel library leaves the file empty in
+    the shared cache, and inductor trusts any file at that path: every later judgement of
+    the task then failed with "the task itself failed to run". The baseline worker drops
+    the broken library and compiles again."""
+    import os
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR"):
+        env.pop(name, None)
+    argv = [sys.executable, "-m", "cudaopt.cli", "check", str(TASK), str(ZOO / "correct.py"),
+            "--device", "cpu", "--time-budget", "1"]
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout + first.stderr
+    libraries = list((tmp_path / "cache" / "cudaopt" / "inductor").rglob("*.main.so"))
+    assert libraries, "the baseline's compile built no kernel library to break"
+    for library in libraries:
+        library.write_bytes(b"")  # what a build killed half-way leaves
+    again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert all(not lib.exists() or lib.stat().st_size > 0 for lib in libraries)  # dropped

@@ -10,6 +10,7 @@ rebuild what the other built.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -49,3 +50,36 @@ def prune_builds(folder: Path, keep: int) -> None:
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:
             pass
+
+
+_LIBRARY = re.compile(r"(/\S+?\.so)\b")
+
+
+def drop_broken_builds(error: BaseException) -> list[Path]:
+    """Delete the compiled libraries inductor's cache could not load, as `error` names them
+    ("file too short"), and forget what this process loaded from its cache; the next
+    compile builds them again. Inductor builds a kernel library in place and later trusts
+    any file at that path: a worker killed while it built one (a judgement's time limit,
+    a bench stopped) left an empty library that failed every later compile of that task,
+    whose judgements then said the task itself was broken. Only files inside the inductor
+    cache folder are touched; none found, nothing is done (an empty list)."""
+    root = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not root:
+        return []
+    root_path = Path(root).resolve()
+    dropped = []
+    for name in dict.fromkeys(_LIBRARY.findall(str(error))):
+        path = Path(name).resolve()
+        if root_path in path.parents and path.is_file():
+            key = path.name.split(".")[0]  # the library, its sources and its objects
+            for part in path.parent.glob(f"{key}*"):
+                shutil.rmtree(part) if part.is_dir() else part.unlink(missing_ok=True)
+            dropped.append(path)
+    if dropped:
+        from torch._inductor import codecache
+
+        for name in ("CppPythonBindingsCodeCache", "CppCodeCache", "PyCodeCache"):
+            clear = getattr(getattr(codecache, name, None), "cache_clear", None)
+            if clear is not None:
+                clear()
+    return dropped

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from cudaopt.judge.building.caches import drop_broken_builds
 from cudaopt.judge.building.loading import build_model, load_module, use_threads
 from cudaopt.judge.checks.signal import Tracker, perturbed
 from cudaopt.judge.timing import pinning
@@ -51,6 +52,20 @@ def compile_counters(since: dict[str, int] | None = None) -> dict[str, int]:
     found["graphs"] = int(counters["stats"].get("unique_graphs", 0))
     since = since or {}
     return {k: v - since.get(k, 0) for k, v in found.items() if v - since.get(k, 0)}
+
+
+def _first_call(compiled: Any, inputs: list[Any]) -> Any:
+    """torch.compile's first call, compiled once more after a broken library in its cache
+    was dropped (see `caches.drop_broken_builds`): from the model, not from the cached
+    graph, whose stored code inductor does not rebuild with the flags it was built with."""
+    try:
+        return compiled(*inputs)
+    except Exception as exc:  # noqa: BLE001 - re-raised unless a broken build explains it
+        if not drop_broken_builds(exc):
+            raise
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(force_disable_caches=True):
+            return compiled(*inputs)
 
 
 class ReferenceWorker:
@@ -134,7 +149,7 @@ class ReferenceWorker:
                 inputs = draw_inputs(self.bench.task, seed, self.bench.device)
                 self.bench.timer.sync()
                 clock.lap("inputs")
-                compiled(*inputs)
+                _first_call(compiled, inputs) if i == 0 else compiled(*inputs)
                 self.bench.timer.sync()
                 clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
                 del inputs
