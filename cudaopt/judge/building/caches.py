@@ -73,7 +73,10 @@ def drop_broken_builds(error: BaseException) -> list[Path]:
         if root_path in path.parents and path.is_file():
             key = path.name.split(".")[0]  # the library, its sources and its objects
             for part in path.parent.glob(f"{key}*"):
-                shutil.rmtree(part) if part.is_dir() else part.unlink(missing_ok=True)
+                if part.is_dir():
+                    shutil.rmtree(part, ignore_errors=True)
+                else:
+                    part.unlink(missing_ok=True)
             dropped.append(path)
     if dropped:
         from torch._inductor import codecache

@@ -113,7 +113,7 @@ def snapshot_race(fn: Callable[..., Any], inputs: list[Any], device: torch.devic
             returned.update(t.untyped_storage().data_ptr() for _, t in leaves)
         early = [_clone(t) for _, t in leaves]  # queued on the current stream after the call
         torch.cuda.synchronize(device)
-        if any(not _same_bytes(a, t) for a, (_, t) in zip(early, leaves, strict=True)):
+        if any(not same_bytes(a, t) for a, (_, t) in zip(early, leaves, strict=True)):
             return True
     return False
 
@@ -134,7 +134,7 @@ STALE = ("stale output: forward returned an output it had computed for an earlie
          "instead of computing this one")
 
 
-def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bitwise equality (NaN equals itself), by chunks: outputs reach gigabytes."""
     a, b = (t.contiguous().reshape(-1).view(torch.uint8) for t in (a, b))
     return all(_equal(a[i:i + _CHUNK_BYTES], b[i:i + _CHUNK_BYTES])

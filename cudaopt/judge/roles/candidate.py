@@ -131,7 +131,8 @@ class CandidateWorker:
             return {"same": False}
         first, second = outputs
         return {"same": len(first) == len(second) > 0 and all(
-            a.shape == b.shape and torch.equal(a, b) for a, b in zip(first, second, strict=True))}
+            a.shape == b.shape and a.dtype == b.dtype and streams.same_bytes(a, b)
+            for a, b in zip(first, second, strict=True))}
 
     def streams(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The stream-ordering checks on the prepared inputs (see `streams`): the snapshot
