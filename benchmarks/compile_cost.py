@@ -26,7 +26,7 @@ t0 = time.perf_counter()
 import torch
 sys.path.insert(0, %(root)r)
 from cudaopt.judge.building.loading import load_module
-from cudaopt.judge.roles.worker import prewarm_compile
+from cudaopt.judge import prewarm_compile
 if %(prewarm)r:
     prewarm_compile()
 t1 = time.perf_counter()

@@ -76,8 +76,9 @@ sample)  # `cudaopt bench` over a KernelBench sample (KB_SAMPLE: kernelbench_sam
   timeout -k 60 "${GPU_SAMPLE_TIMEOUT:-590}" python3 benchmarks/bench_throughput.py --no-check \
     --sample "$KB_SAMPLE" ${GPU_SAMPLE_ARGS:-} --save "$out/sample" 2>&1 | tee "$out/sample.log" | tail -25 ;;
 synth)  # tasks kept per minute on the GPU, then `bench` over them with identity candidates
-  timeout -k 30 "${GPU_SYNTH_TIMEOUT:-300}" python3 benchmarks/synth_rate.py --n 20 \
-    --device cuda --identity --bench 2>&1 | tee "$out/synth.log" | tail -25 ;;
+  timeout -k 30 "${GPU_SYNTH_TIMEOUT:-420}" python3 benchmarks/synth_rate.py --n "${GPU_SYNTH_N:-20}" \
+    --device cuda --identity --bench --out "$out/synth/tasks" 2>&1 | tee "$out/synth.log" \
+    | tail -25 ;;
 compile)  # what the baseline's torch.compile costs a fresh worker, plain and prewarmed
   timeout "${GPU_COMPILE_TIMEOUT:-120}" python3 benchmarks/compile_cost.py \
     benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;

@@ -18,7 +18,7 @@ holds the same list), bottom to top:
 """
 
 from cudaopt.judge.api import Progress, check
-from cudaopt.judge.building.caches import worker_env
+from cudaopt.judge.building.caches import prewarm_compile, worker_env
 from cudaopt.judge.building.inline_build import JIT, build_ahead, jit_builds
 from cudaopt.judge.building.kernels import (
     KERNEL_SUFFIXES,
@@ -44,7 +44,7 @@ from cudaopt.judge.workers.pool import JudgePool
 __all__ = [
     # judging
     "check", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
-    "JudgePool", "worker_env", "Verdict", "Status", "Timing", "EXIT_CODES",
+    "JudgePool", "worker_env", "prewarm_compile", "Verdict", "Status", "Timing", "EXIT_CODES",
     # building
     "build_kernels", "default_build_dir", "find_cuda_home", "kernel_store", "KERNEL_SUFFIXES",
     "MODULE_NAME", "JIT", "build_ahead", "jit_builds",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.synth.catalog import rules, run_child
-from cudaopt.synth.shapes import MAX_BATCH, Composition, Step, Traced, estimate_ms, trace
+from cudaopt.synth.shapes import Composition, Step, Traced, estimate_ms, max_batch, trace
 
 REFERENCE = {2: [1024], 3: [32, 256], 4: [16, 64, 64], 5: [8, 16, 16, 16]}
 ARGS = {"out": 64, "groups": 4, "cols": 128, "dim": 1}
@@ -95,7 +95,7 @@ def _factor(comp: Composition, ops: dict[str, dict[str, Any]], moved: int,
     from cudaopt.synth.codegen import render
     from cudaopt.synth.probe import draw_inputs, load_task, time_ms
 
-    traced = _sized(comp, ops, moved)
+    traced = _sized(comp, ops, moved, max_batch(cost))
     path = Path(f"calibrate_{tag}.py")
     path.write_text(render(traced, comp.steps[0].op))
     task = load_task(path)
@@ -110,9 +110,10 @@ def _factor(comp: Composition, ops: dict[str, dict[str, Any]], moved: int,
     return min(max(factor, CLAMP[0]), CLAMP[1])
 
 
-def _sized(comp: Composition, ops: dict[str, dict[str, Any]], moved: int) -> Traced:
+def _sized(comp: Composition, ops: dict[str, dict[str, Any]], moved: int,
+           largest: int) -> Traced:
     batch = 1
-    while trace(comp, ops, batch).bytes < moved and batch < MAX_BATCH:
+    while trace(comp, ops, batch).bytes < moved and batch < largest:
         batch *= 2
     return trace(comp, ops, batch)
 

@@ -1,5 +1,7 @@
 """Child process that puts one task file through the filters:
-`python -m cudaopt.synth.probe TASK RESULT DEVICE LO_MS HI_MS`.
+`python -m cudaopt.synth.probe`, then one JSON line on stdin: `task`, `result`, `log`,
+`device`, `window_ms`. It is started ahead of its task (see `evaluate.Prober`): torch's
+and torch.compile's imports, 13 s on an H200 host, happen while the previous task runs.
 
 The task is built and called the way the judge's reference worker does it (fixed init
 seed, inputs drawn from `get_inputs()` on the device under a seed). The filters run
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +23,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge import outputs_vary
+from cudaopt.judge import outputs_vary, prewarm_compile
 
 #: The judge's default tolerance: what "eager and compile agree" and "the output varies"
 #: are measured against, so a kept task is one the judge can tell apart and verify.
@@ -135,19 +138,26 @@ def run(task_path: Path, device: torch.device, window_ms: tuple[float, float],
     return {**found, "status": "kept"}
 
 
-def main(argv: list[str]) -> None:
-    task, result_path, device, low, high = argv
-    if device == "cpu":
+def main() -> None:
+    prewarm_compile()
+    job = json.loads(sys.stdin.readline() or "{}")
+    if not job:
+        return  # the run ended before a task came
+    with open(job["log"], "ab") as log:  # what the task prints goes to its own log
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    device = torch.device(job["device"])
+    if device.type == "cpu":
         torch.set_num_threads(CPU_THREADS)
+    result_path = Path(job["result"])
     state: dict[str, Any] = {"phase": None}
 
     def enter(phase: str) -> None:
         state["phase"] = phase
         result_path.write_text(json.dumps(state))
 
-    result_path = Path(result_path)
     try:
-        state.update(run(Path(task), torch.device(device), (float(low), float(high)), enter))
+        state.update(run(Path(job["task"]), device, tuple(job["window_ms"]), enter))
     except Exception as exc:  # noqa: BLE001 - a failure is the current filter's verdict
         state["status"] = state["phase"]
         state["error"] = f"{type(exc).__name__}: {exc}"[-2000:]
@@ -155,4 +165,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

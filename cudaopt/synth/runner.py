@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudaopt.synth.evaluate import Outcome, evaluate
+from cudaopt.synth.evaluate import Outcome, Prober
 from cudaopt.synth.manifest import Manifest
 from cudaopt.synth.similarity import file_tokens, most_similar, tokens
 from cudaopt.synth.sources import Candidate, Source
@@ -69,22 +69,23 @@ class Run:
         before, since, started = len(kept), len(manifest.lines), time.perf_counter()
         attempt, limit = manifest.tries, self.max_tries or 50 * self.n + 50
         ops_counts: Counter[int] = Counter()
-        while len(kept) < self.n and len(manifest.lines) - since < limit:
-            candidate = self.source.propose(attempt, list(kept))
-            line = self._judge(candidate, attempt, kept)
-            manifest.append(line)
-            if line["status"] == "kept":
-                ops_counts[len(candidate.ops)] += 1
-            attempt += 1
-            say(Progress(len(kept), self.n, len(manifest.lines) - since,
-                         f"{line['name']}: {line['status']}"))
+        with Prober(self.device, self.window_ms, self.timeout_s, self.out / ".staging") as prober:
+            while len(kept) < self.n and len(manifest.lines) - since < limit:
+                candidate = self.source.propose(attempt, list(kept))
+                line = self._judge(candidate, attempt, kept, prober)
+                manifest.append(line)
+                if line["status"] == "kept":
+                    ops_counts[len(candidate.ops)] += 1
+                attempt += 1
+                say(Progress(len(kept), self.n, len(manifest.lines) - since,
+                             f"{line['name']}: {line['status']}"))
         shutil.rmtree(self.out / ".staging", ignore_errors=True)
         return Summary(self.out, self.n, before, len(kept) - before, len(manifest.lines) - since,
                        manifest.statuses(since), ops_counts, time.perf_counter() - started,
                        gave_up=len(kept) < self.n)
 
-    def _judge(self, candidate: Candidate, attempt: int,
-               kept: dict[str, list[str]]) -> dict[str, object]:
+    def _judge(self, candidate: Candidate, attempt: int, kept: dict[str, list[str]],
+               prober: Prober) -> dict[str, object]:
         name = f"{len(kept) + 1:04d}_{candidate.name}"
         line: dict[str, object] = {"name": name, "ops": candidate.ops,
                                    "shapes": candidate.shapes, "seed": self.seed,
@@ -98,7 +99,11 @@ class Run:
         line.update(max_similarity=round(score, 4), similar_to=like)
         if score > MAX_SIMILARITY:
             return {**line, "status": "similarity"}
-        outcome = self._run(candidate.source, name)
+        outcome = self._run(prober, candidate.source, name)
+        resized = self._resized(candidate, outcome)
+        if resized is not None:  # sized by an estimate that missed: once more, by the time
+            line["resized_from"] = {"shapes": candidate.shapes, "eager_ms": outcome.eager_ms}
+            candidate, outcome = resized, self._run(prober, resized.source or "", name)
         line.update(status=outcome.status, eager_ms=outcome.eager_ms,
                     compile_ms=outcome.compile_ms, shapes=outcome.shapes or candidate.shapes)
         if outcome.error:
@@ -109,13 +114,19 @@ class Run:
             kept[name] = seq
         return line
 
-    def _run(self, source: str, name: str) -> Outcome:
-        staging = self.out / ".staging"
-        staging.mkdir(exist_ok=True)
-        task = staging / f"{name}.py"
+    def _resized(self, candidate: Candidate, outcome: Outcome) -> Candidate | None:
+        """The composition at the batch its measured eager time asks for, when that time
+        fell outside the window and the batch can still move (see `resize_batch`)."""
+        if outcome.status != "eager_window" or not outcome.eager_ms or not candidate.resize:
+            return None
+        return candidate.resize(outcome.eager_ms)
+
+    def _run(self, prober: Prober, source: str, name: str) -> Outcome:
+        task = self.out / ".staging" / f"{name}.py"
+        task.parent.mkdir(exist_ok=True)
         task.write_text(source)
         try:
-            return evaluate(task, self.device, self.window_ms, self.timeout_s)
+            return prober.evaluate(task)
         finally:
             for suffix in (".py", ".json", ".log"):
                 task.with_suffix(suffix).unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from cudaopt.synth.catalog import build_init, resolve
 
+#: The largest batch tried where the device's cost table names none (see `max_batch`).
 MAX_BATCH = 1 << 16
 
 
@@ -134,17 +135,34 @@ def _factor(measured: list[float] | None, moved: int, sizes: list[int]) -> float
 
 
 def size_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str, Any],
-               window_ms: tuple[float, float], factors: dict[str, list[float]]) -> int:
-    """The power-of-two batch whose estimate is nearest the window's geometric middle,
-    within the device's memory cap. A pure function of the composition, the cost table and
-    the cached factors, so the same seed gives the same files whatever the machine's load."""
+               window_ms: tuple[float, float], factors: dict[str, list[float]],
+               correction: float = 1.0) -> int:
+    """The power-of-two batch whose estimate (times `correction`) is nearest the window's
+    geometric middle, within the device's batch and memory caps. A pure function of its
+    arguments, so the same seed gives the same files whatever the machine's load."""
     target = math.sqrt(window_ms[0] * window_ms[1])
     batch, best = 1, (math.inf, 1)
-    while batch <= MAX_BATCH:
+    while batch <= max_batch(cost):
         traced = trace(comp, ops, batch)
         if traced.bytes > cost["max_bytes"] and batch > 1:
             break
-        error = abs(math.log(estimate_ms(traced, cost, factors) / target))
+        error = abs(math.log(correction * estimate_ms(traced, cost, factors) / target))
         best = min(best, (error, batch))
         batch *= 2
     return best[1]
+
+
+def resize_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str, Any],
+                 window_ms: tuple[float, float], factors: dict[str, list[float]],
+                 batch: int, measured_ms: float) -> int:
+    """The batch again, the estimate corrected by how far it was from the time measured at
+    `batch`: the estimate's shape (in cache or out of it) holds better than its scale, which
+    on an H200 missed by more than tenfold."""
+    guess = estimate_ms(trace(comp, ops, batch), cost, factors)
+    return size_batch(comp, ops, cost, window_ms, factors, measured_ms / guess)
+
+
+def max_batch(cost: dict[str, Any]) -> int:
+    """A GPU needs batches a CPU never does: an elementwise chain over 1024 columns moves
+    256 MiB at batch 65 536, a tenth of a millisecond on an H200."""
+    return int(cost.get("max_batch", MAX_BATCH))

@@ -3,12 +3,13 @@ language model (see `llm`). Both hand the runner a `Candidate` that the same fil
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cudaopt.synth.codegen import render, task_name
 from cudaopt.synth.compose import rng_for, sample
-from cudaopt.synth.shapes import size_batch, trace
+from cudaopt.synth.shapes import Composition, resize_batch, size_batch, trace
 
 
 @dataclass
@@ -18,6 +19,9 @@ class Candidate:
     origin: str  # "random" or the model's name
     shapes: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # why there is no source
+    #: Given the eager ms measured, the same composition sized again for the window; None
+    #: when the batch stays; absent where the source cannot resize (a model's task).
+    resize: Callable[[float], Candidate | None] | None = None
 
     @property
     def name(self) -> str:
@@ -45,9 +49,19 @@ class RandomSource:
         if comp is None:
             return Candidate([], None, "random", note="no operator chain type-checked")
         batch = size_batch(comp, self.ops, self.cost, self.window_ms, self.factors)
+        return self._at(comp, batch, attempt)
+
+    def _at(self, comp: Composition, batch: int, attempt: int) -> Candidate:
         traced = trace(comp, self.ops, batch)
         ops = [step.op for step in comp.steps]
         doc = (f"{', then '.join(ops)}. Synthesized by `cudaopt synth` (seed {self.seed}, "
                f"attempt {attempt}).")
+
+        def resize(measured_ms: float) -> Candidate | None:
+            new = resize_batch(comp, self.ops, self.cost, self.window_ms, self.factors, batch,
+                               measured_ms)
+            return None if new == batch else self._at(comp, new, attempt)
+
         return Candidate(ops, render(traced, doc), "random",
-                         {"inputs": traced.inputs, "outputs": [traced.layers[-1].out]})
+                         {"inputs": traced.inputs, "outputs": [traced.layers[-1].out]},
+                         resize=resize)

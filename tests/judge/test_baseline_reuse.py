@@ -45,7 +45,8 @@ def test_one_task_is_compiled_once_per_process_tree_then_served_from_the_cache(
     try:
         first, _ = _judge(TASK, pool, opts)
         assert COMPILE in first.phases_s and first.baseline_cache.get("fxgraph_cache_miss")
-        loading = {f"load.candidate.{part}" for part in ("import", "import_wait", "turn", "model")}
+        loading = {f"load.candidate.{part}"
+                   for part in ("import", "import_wait", "stage", "turn", "model")}
         assert loading <= set(first.phases_s), first.phases_s  # where `load` went
         baseline = pool.references(TASK, "cpu")[1].worker
         second, said = _judge(copy, pool, opts)

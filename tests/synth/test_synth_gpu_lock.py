@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from cudaopt.synth.evaluate import Outcome, evaluate
+from cudaopt.synth.evaluate import Outcome, Prober
 
 HOLD = ("import sys\nfrom cudaopt.judge import gpu_lock\n"
         "with gpu_lock('GPU-test-synth'):\n    print('in', flush=True)\n    sys.stdin.readline()")
@@ -27,8 +27,8 @@ def test_a_cuda_task_waits_for_the_gpu_lock_before_its_time_limit_starts(
     outcome: list[Outcome] = []
     try:
         assert holder.stdout.readline().strip() == "in"
-        waiting = threading.Thread(target=lambda: outcome.append(
-            evaluate(task, "cuda", (0.0, 1e9), timeout_s=120)))
+        prober = Prober("cuda", (0.0, 1e9), 120, tmp_path / "scratch")
+        waiting = threading.Thread(target=lambda: outcome.append(prober.evaluate(task)))
         waiting.start()
         time.sleep(2.0)
         # the child, and with it its time limit, has not started: its log opens with it
@@ -36,6 +36,7 @@ def test_a_cuda_task_waits_for_the_gpu_lock_before_its_time_limit_starts(
     finally:
         holder.communicate("\n", timeout=30)
     waiting.join(120)
+    prober.close()
     assert task.with_suffix(".log").exists()  # the task ran once the GPU was free
     assert outcome and outcome[0].status == "runs_eager", outcome
 
@@ -48,6 +49,7 @@ def test_a_cpu_task_takes_no_gpu_lock(tmp_path: Path, monkeypatch) -> None:
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "in"
-        assert evaluate(task, "cpu", (0.0, 1e9), timeout_s=120).status == "runs_eager"
+        with Prober("cpu", (0.0, 1e9), 120, tmp_path / "scratch") as prober:
+            assert prober.evaluate(task).status == "runs_eager"
     finally:
         holder.communicate("\n", timeout=30)

@@ -75,3 +75,35 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
     done = synth("--n", "1", "--out", tmp_path / "x", "--against", tmp_path / "missing")
     assert done.returncode == 2 and "--against" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_a_task_whose_estimate_missed_the_window_is_resized_by_its_measured_time(
+        first_run, tmp_path: Path) -> None:
+    """A cost table 20 times too slow sizes every task far under the window, as the
+    CPU-calibrated guesses did on an H200; the measured time sizes it again, once."""
+    from cudaopt.synth.api import cache_dir
+    from cudaopt.synth.calibrate import load_factors
+    from cudaopt.synth.catalog import load_catalog, rules
+    from cudaopt.synth.runner import Run
+    from cudaopt.synth.sources import RandomSource
+
+    conf = rules()
+    catalog, cost = load_catalog(cache_dir()), dict(conf["cost"]["cpu"])
+    factors = load_factors(catalog, "cpu", cache_dir())  # cached by `first_run`
+    cost.update(flops_per_s=cost["flops_per_s"] / 20, bytes_per_s=cost["bytes_per_s"] / 20)
+    window = (2.0, 50.0)
+    source = RandomSource(catalog, {**conf, "cost": {"cpu": cost}}, SEED, 2, "cpu", window,
+                          factors)
+    summary = Run(source, tmp_path, 1, SEED, "cpu", window, max_tries=8).synthesize()
+    lines = manifest(tmp_path)
+    resized = [line for line in lines if "resized_from" in line]
+    assert summary.kept_now == 1 and resized, lines
+    for line in resized:
+        before = line["resized_from"]
+        assert before["eager_ms"] < window[0] or before["eager_ms"] > window[1]
+        assert before["shapes"]["inputs"][0][0] != line["shapes"]["inputs"][0][0]
+    kept = next(line for line in lines if line["status"] == "kept")
+    assert window[0] <= kept["eager_ms"] <= window[1]
+    if "resized_from" in kept:  # the file holds the batch that was measured in the window
+        batch = kept["shapes"]["inputs"][0][0]
+        assert f"batch_size = {batch}" in (tmp_path / kept["file"]).read_text()

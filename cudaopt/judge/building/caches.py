@@ -86,3 +86,24 @@ def drop_broken_builds(error: BaseException) -> list[Path]:
             if clear is not None:
                 clear()
     return dropped
+
+
+def prewarm_compile() -> None:
+    """What torch.compile costs a fresh process before it compiles anything: importing
+    dynamo, inductor and triton's code generator, 9.4-9.5 s on an H200 host, done while this
+    worker waits for its task (it was started ahead). Only imports: compiling anything here,
+    even a one-line function on the CPU, built inductor's C++ toolchain state anew in every
+    process, 54-64 s on that host (benchmarks/baseline_start.py), which made every fresh
+    baseline cost about a minute. Nothing here touches a GPU another judge may be timing. A
+    failure only means the real compile pays it."""
+    try:
+        import torch._dynamo  # noqa: F401
+        import torch._inductor.compile_fx  # noqa: F401
+        import torch._inductor.lowering  # noqa: F401
+
+        try:
+            import torch._inductor.codegen.triton  # noqa: F401
+        except ImportError:
+            pass  # no triton: a CPU-only machine
+    except Exception:  # noqa: BLE001
+        pass

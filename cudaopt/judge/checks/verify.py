@@ -53,6 +53,8 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     try:
         waited = time.perf_counter()
         imported = session.candidate.receive(options.build_timeout_s)
+        staging = time.perf_counter()
+        session.candidate.call("stage", options.timeout_s, state_path=str(state_path))
         turn = time.perf_counter()
         with session.pool.candidate_turn(session.device):
             started = time.perf_counter()
@@ -60,8 +62,9 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
                                            init_seed=init_seed, state_path=str(state_path))
         # `import` is the candidate's own clock; `turn` waits for another judgement's timing
         add_parts(verdict, "load.candidate", {
-            "import": imported["import_s"], "import_wait": turn - waited,
-            "turn": started - turn, "model": time.perf_counter() - started})
+            "import": imported["import_s"], "import_wait": staging - waited,
+            "stage": turn - staging, "turn": started - turn,
+            "model": time.perf_counter() - started})
     except WorkerFailure as exc:
         if exc.kind == "build":
             verdict.status, verdict.error = Status.BUILD_FAILED, str(exc)

@@ -46,12 +46,13 @@ class CandidateWorker:
         self.integrity: Integrity | None = None
         self.published: dict[str, Snapshot] = {}
         self.threads: int | None = None
+        self.staged: dict[str, torch.Tensor] | None = None  # the weights, read ahead
 
     def handlers(self) -> dict[str, Any]:
-        return {"import": self.import_, "load": self.load, "prep": self.prep, "go": self.go,
-                "finish": self.finish, "dump": self.dump, "streams": self.streams,
-                "burst": self.run_burst, "stale_probe": self.stale_probe,
-                "exit": lambda cmd: {},
+        return {"import": self.import_, "stage": self.stage, "load": self.load,
+                "prep": self.prep, "go": self.go, "finish": self.finish, "dump": self.dump,
+                "streams": self.streams, "burst": self.run_burst,
+                "stale_probe": self.stale_probe, "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -77,12 +78,24 @@ class CandidateWorker:
                     "error": _short_error(exc)}
         return {"import_s": _perf() - start}
 
+    def stage(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The reference's weights read into host memory (page-locked for a GPU) before the
+        judge takes the GPU's turn for `load`, which then only copies them: reading a
+        multi-GiB file under the turn kept every other judgement on the GPU waiting."""
+        state = torch.load(cmd["state_path"], map_location="cpu", weights_only=True)
+        if self.bench.device.type == "cuda":
+            state = {name: tensor.pin_memory() for name, tensor in state.items()}
+        self.staged = state
+        return {}
+
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The candidate's model, built under the reference's seed, given its weights (the
         judge holds the GPU's turn meanwhile: `JudgePool.candidate_turn`)."""
         device = self.bench.device
         model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
-        state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
+        state, self.staged = self.staged, None
+        if state is None:
+            state = torch.load(cmd["state_path"], map_location=device, weights_only=True)
         try:
             model.load_state_dict(state, strict=True)
         except RuntimeError as exc:

@@ -24,7 +24,7 @@ Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
 
 
 #: In a worker's environment: warm up before the first message ("compile": the baseline
-#: worker imports and exercises torch.compile's machinery; see `roles.worker.prewarm_compile`).
+#: worker imports torch.compile's machinery; see `building.caches.prewarm_compile`).
 PREWARM_ENV = "CUDAOPT_PREWARM"
 #: In a worker's environment: when its parent started it (epoch seconds), so the worker can
 #: say what its start-up cost (`boot` in the verdict's sub-phases).
