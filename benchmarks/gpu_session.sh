@@ -15,7 +15,7 @@
 # GPUs where they can be had:
 #   GPU_STEPS="throughput compile" GPU_THROUGHPUT_ARGS=--no-check bash benchmarks/gpu_session.sh
 #   GPU_STEPS=env bash benchmarks/gpu_session.sh
-#   GPU_STEPS=tests GPU_TEST_PROCS=8 GPU_TEST_TIMEOUT=500 bash benchmarks/gpu_session.sh
+#   GPU_STEPS=tests bash benchmarks/gpu_session.sh   # 10 test processes, 540 s
 # A step stopped by its time limit stops what it started (so the next step measures a quiet
 # GPU); with timeout's -k, it gets a minute for that.
 # The tests step writes each result as it comes to $OUT/tests_live.log (benchmarks/pytest_live.py).
@@ -39,14 +39,14 @@ chmod +x benchmarks/bin/cudaopt
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; } \
   | tee "$out/gpu.txt"
 steps=${GPU_STEPS:-tests kernelbench inner replay streams identity figures models}
-xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-4}")
+xdist=$(python3 -c 'import xdist' 2>/dev/null && echo "-n ${GPU_TEST_PROCS:-10}")
 for step in $steps; do case $step in
 tests)
   # the longest first (their durations under -n 8 in docs/development.md)
   export TESTS_FIRST=${TESTS_FIRST:-"tests/env tests/synth tests/models
     tests/agent/test_racy_session.py tests/bench tests/agent/test_replay.py
     tests/judge/test_ipc_gpu.py"}
-  PYTHONPATH=$PWD/benchmarks:$PYTHONPATH timeout -k 30 "${GPU_TEST_TIMEOUT:-300}" \
+  PYTHONPATH=$PWD/benchmarks:$PYTHONPATH timeout -k 30 "${GPU_TEST_TIMEOUT:-540}" \
     python3 -m pytest ${GPU_TESTS:-tests} -m gpu -q -rs $xdist -p no:cacheprovider \
     -p pytest_live --durations=0 2>&1 | tee "$out/gpu_tests.log" | tail -25 ;;
 kernelbench)

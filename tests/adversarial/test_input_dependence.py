@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, Status, Verdict, check
-from cudaopt.judge.checks.signal import RULE
+from cudaopt.judge.checks.signal import RULE, SCALE_RULE
 from cudaopt.judge.checks.streams import STALE
 
 from .harness import HERE, fools_naive, judge
@@ -41,6 +41,14 @@ def test_an_output_that_ignores_the_input_is_refused(name: str, task: str) -> No
     _refused_for_ignoring_input(judge(name, INPUTS, task=task))
 
 
+def test_an_offset_far_below_atol_but_above_the_outputs_size_is_refused() -> None:
+    assert fools_naive("offset_softmax", folder=INPUTS, task="softmax_task.py")
+    verdict = judge("offset_softmax", INPUTS, task="softmax_task.py")
+    assert verdict.status is Status.VIOLATION and verdict.reward == -1, verdict
+    assert not verdict.correct
+    assert any(v.startswith(SCALE_RULE) for v in verdict.violations), verdict.violations
+
+
 def test_a_stale_output_is_named_as_such() -> None:
     verdict = judge("stale_output")
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
@@ -58,6 +66,14 @@ def test_an_honest_softmax_over_a_long_row_passes() -> None:
 
 def test_an_honest_bf16_kernel_within_tolerance_passes() -> None:
     _passes(judge("honest_bf16_mse", INPUTS, task="mse_task.py"))
+
+
+def test_an_honest_bf16_softmax_over_a_long_row_passes() -> None:
+    _passes(judge("honest_bf16_softmax", INPUTS, task="softmax_task.py"))
+
+
+def test_an_honest_kernel_rounding_a_zero_output_otherwise_passes() -> None:
+    _passes(judge("honest_centered", INPUTS, task="centered_task.py"))
 
 
 SEED = 1

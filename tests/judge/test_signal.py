@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from cudaopt.judge import outputs_vary
-from cudaopt.judge.checks.signal import follows, perturbed, positions, sample
+from cudaopt.judge.checks.signal import follows, perturbed, positions, sample, sits_at_scale
 
 
 def _softmax_rows(seed: int) -> torch.Tensor:
@@ -72,3 +72,26 @@ def test_an_output_that_is_rounding_noise_neither_varies_nor_binds_an_honest_ker
     level = float((noise - refs[0]).abs())
     assert follows(refs, honest, floor=1e-2, noise=level) is None
     assert follows(refs, [torch.zeros(1)] * 5, floor=1e-2, noise=level) is None
+
+
+def test_a_small_output_is_held_to_its_own_scale_where_it_stands_above_rounding() -> None:
+    where = positions(200_000, seed=5)
+    refs = [sample(_softmax_rows(s), where) for s in range(4)]
+    offset = [r + 1e-3 for r in refs]  # follows every move, a tenth of atol, 30x the values
+    assert follows(refs, offset, floor=1e-2) is None
+    assert sits_at_scale(refs, offset, noise=1e-12) is not None
+    bf16 = [r.to(torch.bfloat16).to(torch.float64) for r in refs]
+    assert sits_at_scale(refs, bf16, noise=1e-12) is None
+    assert sits_at_scale(refs, offset, noise=None) is None  # no noise measured: not held
+    draws = [torch.randn(4, 8, 64, generator=torch.Generator().manual_seed(s))
+             for s in range(5)]
+    zero = [torch.stack([_group_norm_mean(x + i, 1) for i in range(64)]) for x in draws]
+    honest = [torch.stack([_group_norm_mean(x + i, 7) for i in range(64)]) for x in draws]
+    moved = perturbed([draws[0]], seed=3)[0]
+    noise = torch.stack([_group_norm_mean(moved + i, 1) for i in range(64)]) - zero[0]
+    level = float(noise.square().mean().sqrt())  # rounding alone, as the judge measures it
+    assert sits_at_scale(zero, honest, noise=level) is None
+    exact = [torch.zeros(64)] * 5  # computed exactly: zero, where float32 rounds
+    assert sits_at_scale(zero, exact, noise=level) is None
+    assert sits_at_scale(zero, exact, noise=0.0) is not None  # the noise is what spares it
+    assert sits_at_scale([z[:1] for z in zero], [e[:1] for e in exact], noise=0.0) is None

@@ -9,7 +9,9 @@ against the output's own scale, not against atol.
 
 - `outputs_vary`: whether outputs from different inputs differ at all beyond tolerance (a
   task whose output does not vary cannot tell a constant from a kernel);
-- `follows`: whether a candidate's outputs reproduce the reference's variation.
+- `follows`: whether a candidate's outputs reproduce the reference's variation;
+- `sits_at_scale`: whether they sit where the reference's do, at the output's own scale: an
+  offset far below atol moves nothing, yet is many times a small output's size.
 
 Both take leaves as tensors of the same shape per input; `sample` cuts a leaf down to a
 fixed, secret set of positions, so that many inputs' worth stays small.
@@ -25,8 +27,13 @@ SAMPLE_ELEMENTS = 1 << 16  # per output leaf: enough for norms, small enough to 
 FOLLOW = 0.5  # the candidate's variation may miss at most this share of the reference's
 NOISE = 8.0  # a variation within this many times the reference's rounding noise is noise
 PERTURB_ULPS = 4.0  # the inputs' perturbation that measures that noise
+#: Values per input below which an output is not held to its own scale: the rounding noise
+#: of a few values, measured once, can fall well under its typical size by chance.
+SCALE_ELEMENTS = 64
 
 RULE = "the output does not depend on the input the way the reference's does"
+SCALE_RULE = "the output is wrong at its own scale (inside atol, off by over half its size)"
+RULES = (RULE, SCALE_RULE)
 
 
 def _leaves(tree: Any) -> list[Any]:
@@ -140,6 +147,30 @@ def follows(reference: list[torch.Tensor], candidate: list[torch.Tensor],
             f"values {scale:.3g} RMS); the candidate's moves miss it by {missed:.3g}")
 
 
+def sits_at_scale(reference: list[torch.Tensor], candidate: list[torch.Tensor],
+                  noise: float | None) -> str | None:
+    """None when the candidate's values (one sample per input) are within `FOLLOW` of the
+    reference's own scale (RMS of their difference against RMS of the reference's values);
+    otherwise why not. Allclose bounds the error by atol, which for a softmax over a long
+    row is thousands of times its values. Only a reference whose values stand more than
+    `NOISE` times above its rounding noise is held to it (a mean of group-normalised values
+    is rounding alone, which an honest kernel rounds otherwise), only where that noise was
+    measured (`noise` None: not) and over `SCALE_ELEMENTS` values or more."""
+    if noise is None:
+        return None
+    rows_r, rows_c = _aligned(reference, candidate)
+    if rows_r.numel() == 0 or rows_r.shape[1] < SCALE_ELEMENTS:
+        return None
+    scale = float(rows_r.square().mean().sqrt())
+    if scale <= NOISE * noise:
+        return None
+    missed = float((rows_c - rows_r).square().mean().sqrt())
+    if missed <= FOLLOW * scale:
+        return None
+    return (f"over {len(reference)} inputs the candidate's values miss the reference's by "
+            f"{missed:.3g} RMS, the reference's own values being {scale:.3g} RMS")
+
+
 def _aligned(reference: list[torch.Tensor],
              candidate: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Both as inputs x elements, keeping positions finite in every input on both sides."""
@@ -240,8 +271,10 @@ class Tracker:
         return None
 
     def findings(self, rtol: float) -> list[str]:
-        """Why the candidate's outputs do not follow the reference's, leaf by leaf: over
-        every input, then over the task's fresh draws alone."""
+        """Violations, each opening with its rule, leaf by leaf: outputs that do not follow
+        the reference's over every input, then over the task's fresh draws alone; then
+        outputs that miss the reference's at their own scale over those draws, whose scale
+        the rounding noise was measured at (see `sits_at_scale`)."""
         found = []
         for fresh_only in (False, True):
             rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
@@ -253,7 +286,13 @@ class Tracker:
                               _floor(dtype, rtol, fresh_only), noise)
                 if why:
                     where = "the task's own draws" if fresh_only else "all inputs"
-                    found.append(f"output leaf {leaf}, over {where}: {why}")
+                    found.append(f"{RULE}: output leaf {leaf}, over {where}: {why}")
             if found:
-                break
+                return found
+        fresh = [(r, c) for is_fresh, r, c in self.rows if is_fresh]  # the noise's scale
+        for leaf in range(len(self.dtypes)):
+            noise = self.noise[leaf] if leaf < len(self.noise) else None
+            why = sits_at_scale([r[leaf] for r, _ in fresh], [c[leaf] for _, c in fresh], noise)
+            if why:
+                found.append(f"{SCALE_RULE}: output leaf {leaf}: {why}")
         return found

@@ -127,7 +127,7 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         if verdict.violations:
             break
     _signal(session, verdict)
-    verdict.correct = not any(v.startswith(signal.RULE) for v in verdict.violations)
+    verdict.correct = not any(v.startswith(signal.RULES) for v in verdict.violations)
 
 
 def _plan(session: Session) -> list[dict[str, Any] | None]:
@@ -186,7 +186,7 @@ def _signal(session: Session, verdict: Verdict) -> None:
     options = session.options
     findings = ask_reference(session, "signal", options.timeout_s, rtol=options.rtol)["findings"]
     if findings:
-        _add(verdict.violations, [f"{signal.RULE}: {findings[0]}"])
+        _add(verdict.violations, findings[:1])
 
 
 def _step(session: Session, op: str, ref_args: dict[str, Any],

@@ -4,10 +4,9 @@ Baselines are timed in a reference process, which never imported the candidate; 
 candidate in its own. Rounds alternate between them in random order so clock drift and
 thermal state hit all three alike, and speedups are medians of per-round ratios.
 
-Every call takes the per-call protocol of `bench`, driven from here with a secret plan: the
-seeds, which calls refill the previous call's tensors, which run under the operator guard
-and which have their outputs checked. The check decision is revealed only after the call
-has answered, so the candidate cannot behave one way when checked and another when timed.
+Each round is `rounds.timed_round` under a secret `rounds.Plan`; this module decides how
+many calls a round has, how many rounds, how many are checked, and turns them into the
+verdict's figures.
 """
 
 from __future__ import annotations
@@ -15,53 +14,21 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from cudaopt.judge.checks.verify import (
-    allowed,
-    ask_reference,
-    compare_kept,
-    reference_reply,
-    timed_mismatch,
-)
+from cudaopt.judge.checks.verify import ask_reference, reference_reply
 from cudaopt.judge.timing import contention, noise
 from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check, settle
+from cudaopt.judge.timing.rounds import Plan, Samples, timed_round
 from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
 from cudaopt.judge.verdict.verdict import Timing, Verdict, add_parts, compile_story, phase
 from cudaopt.judge.workers.runner import Worker
 from cudaopt.judge.workers.session import Session
 
-Samples = dict[str, list[float]]
-REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
 CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (each keeps a copy of its outputs)
 KEPT_BYTES = 8 << 30  # at most this much of kept copies per process (strict: twice), but
                       # always one: KernelBench outputs reach gigabytes
-
-
-@dataclass
-class Plan:
-    """One round's secret plan; it lives only in this (the parent) process."""
-
-    seeds: list[int]
-    refill: list[bool]
-    guard: list[bool]
-    checked: set[int]
-
-    @classmethod
-    def draw(cls, session: Session, calls: int, checks: int, guard_share: float) -> Plan:
-        """`checks` calls have their outputs checked (at least one); about a third of those
-        reuse the previous call's tensors, refilled (a candidate can tell those, but not which
-        of the others are checked); a `guard_share` of calls is guarded."""
-        order = list(range(calls))
-        session.rand_shuffle(order)
-        checked = set(order[:max(1, min(checks, calls))])
-        refill = [i > 0 and i in checked and session.rand() < REFILL_SHARE for i in range(calls)]
-        guard = [session.rand() < guard_share for _ in range(calls)]
-        guard[order[-1]] = False  # at least one timed call
-        return cls([session.seed() for _ in range(calls)], refill, guard, checked)
 
 
 def await_baselines(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
@@ -121,7 +88,7 @@ def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
           names: list[str]) -> None:
     options = session.options
     started = time.perf_counter()
-    warm = _round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
+    warm = timed_round(session, names, Plan.draw(session, 3, 1, 0.0), verdict)
     if verdict.violations:
         return
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
@@ -202,7 +169,7 @@ def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
     while len(rounds) < options.max_rounds:
         say(f"timing: round {len(rounds) + 1}{session.memory_note()}")
         plan = Plan.draw(session, calls, checks, guard_share)
-        rounds.append(_round(session, names, plan, verdict))
+        rounds.append(timed_round(session, names, plan, verdict))
         verdict.timing_rounds += 1
         if verdict.violations:
             break
@@ -211,72 +178,6 @@ def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
                 or noise.settled(rounds, names, options.margin) or time.monotonic() > deadline):
             break
     return rounds
-
-
-def _round(session: Session, names: list[str], plan: Plan, verdict: Verdict) -> Samples:
-    """One round: the plan's calls for each of eager, compile and the candidate, in random
-    order, then the checked calls' outputs compared."""
-    order = [*names, "candidate"]
-    session.rand_shuffle(order)
-    samples: Samples = {}
-    for name in order:
-        for key, values in _sequence(session, name, plan, verdict).items():
-            samples.setdefault(key, []).extend(values)
-    keys = [f"t{i}" for i in sorted(plan.checked)]
-    with phase(verdict, "timing.checks"):
-        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"))
-    for i in sorted(plan.checked):
-        if mismatches[f"t{i}"]:
-            note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""
-            verdict.violations.append(timed_mismatch(
-                session, "output of a timed call is wrong (the candidate behaves differently "
-                f"when timed){note}", mismatches[f"t{i}"][0]))
-            break
-    return samples
-
-
-def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samples:
-    """All calls of one contestant in a round; the parent's clock brackets each `go`, from
-    the message to the reply sent after the outputs were copied."""
-    candidate = name == "candidate"
-    worker = session.candidate if candidate else session.baseline
-    kept = candidate or name == "eager"  # eager's outputs are the reference for the checks
-    ms: list[float] = []
-    host: list[float] = []
-    wall: list[float] = []
-    keep = None
-    for i, seed in enumerate(plan.seeds):
-        with phase(verdict, "timing.inputs"):
-            _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
-                 keep=keep)
-        args = {"guard": plan.guard[i]} if candidate else {"which": name}
-        start = time.perf_counter()
-        reply = _ask(session, worker, candidate, verdict, "go", **args)
-        wall_ms = (time.perf_counter() - start) * 1e3
-        add_parts(verdict, "timing", {"calls": wall_ms / 1e3})
-        if not (candidate and plan.guard[i]):
-            ms.append(reply["ms"])
-            host.append(reply["host_ms"])
-            wall.append(wall_ms)
-        keep = f"t{i}" if kept and i in plan.checked else None
-    reply = _ask(session, worker, candidate, verdict, "finish", keep=keep)
-    session.note_memory("candidate" if candidate else "baseline", reply)
-    if candidate:
-        return {"candidate": ms, "candidate_host": host, "candidate_wall": wall}
-    return {name: ms, "overhead": [w - h for w, h in zip(wall, host, strict=True)],
-            "gap": [h - m for h, m in zip(host, ms, strict=True)]}
-
-
-def _ask(session: Session, worker: Worker, candidate: bool, verdict: Verdict, op: str,
-         **args: Any) -> dict[str, Any]:
-    """One step; a candidate's violations go straight into the verdict."""
-    timeout = session.options.timeout_s
-    if not candidate:
-        return ask_reference(session, op, timeout, worker, **args)
-    reply = worker.call(op, timeout, **args)
-    found = allowed(session, reply["violations"])
-    verdict.violations.extend(v for v in found if v not in verdict.violations)
-    return reply
 
 
 def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],

@@ -34,8 +34,7 @@ class DeviceLock:
         self._thread.acquire()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = _exclusive(self.path)
         except BaseException:
             self._thread.release()
             raise
@@ -69,6 +68,18 @@ class DeviceLock:
         if fd is not None:
             os.close(fd)  # closing the only descriptor releases the flock
         self._thread.release()
+
+
+def _exclusive(path: Path | str) -> int:
+    """A new descriptor of the lock file holding an exclusive `flock`, waiting for it: the
+    lock is this descriptor's, so closing it releases the lock and nothing else does."""
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _command() -> str:
@@ -144,16 +155,15 @@ def gpu_turn(on_gpu: bool, compiling: bool = False) -> Iterator[None]:
 
 
 class _Turn:
-    """The GPU's lock as a worker holds it: an exclusive `flock` on its own descriptor."""
+    """The GPU's lock as a worker holds it: no thread lock and no `.holder` file, unlike
+    `DeviceLock`, so a judge waiting for the GPU keeps naming the judgement it waits for."""
 
     def __init__(self, path: str):
         self.path, self.fd = path, None
 
     def take(self) -> None:
         if self.fd is None:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            self.fd = fd
+            self.fd = _exclusive(self.path)
 
     def give(self) -> None:
         fd, self.fd = self.fd, None

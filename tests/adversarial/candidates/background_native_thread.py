@@ -4,7 +4,7 @@ output (kernels/adv_binding.cpp: swish_detached). No Python thread exists to fin
 Fools: a harness that checks correctness on the first calls and then only times: the timed
 calls return in microseconds, the work runs on another core.
 Stopped by: outputs of timed calls are copied the moment the call returns, before the reply
-goes out (bench.Bench.go), and secret timed calls are checked (profile._round): the copy
+goes out (bench.Bench.go), and secret timed calls are checked (rounds.timed_round): the copy
 holds whatever was there before the thread finished.
 """
 

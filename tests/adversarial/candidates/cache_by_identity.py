@@ -4,7 +4,7 @@ Fools: a harness that times repeated calls on the same input tensors: after the 
 every timed call is a dictionary lookup.
 Stopped by: fresh inputs for every call, and, on secret calls, the previous call's very
 tensors refilled with new values, whose outputs are always checked (bench.Bench.prep,
-profile.Plan); every second verification trial does the same (verify.verify).
+rounds.Plan); every second verification trial does the same (verify.verify).
 """
 
 import torch

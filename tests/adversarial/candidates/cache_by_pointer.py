@@ -3,7 +3,7 @@
 Fools: a harness that times repeated calls on one input tensor (and one that draws new
 tensors, as long as the allocator does not hand the same memory back).
 Stopped by: refilled inputs (same memory, new values), whose outputs are always checked
-(bench.Bench.prep, profile.Plan); every second verification trial does the same.
+(bench.Bench.prep, rounds.Plan); every second verification trial does the same.
 """
 
 import torch

@@ -4,7 +4,7 @@ same shape.
 Fools: a harness that checks correctness first and then times, without checking the timed
 calls' outputs (ten calls covers any harness's correctness trials and warm-up).
 Stopped by: outputs of timed calls are checked too, on calls the candidate cannot tell apart:
-the decision is made by the parent after the call has answered (profile.Plan, _round).
+the decision is made by the parent after the call has answered (rounds.Plan, timed_round).
 """
 
 import torch

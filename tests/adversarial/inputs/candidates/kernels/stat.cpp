@@ -1,5 +1,6 @@
 // Plain C++ reductions for the input-dependence candidates: honest ones, and the shortcuts
-// that ignore their input (a constant, zeros, a sub-sample, an expected value).
+// that ignore their input (a constant, zeros, a sub-sample, an expected value) or are off
+// by more than their output's size (an offset under atol).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -38,6 +39,25 @@ static inline float to_bf16(float v) {
   bits &= 0xffff0000u;
   std::memcpy(&v, &bits, 4);
   return v;
+}
+
+// Rounds every value to bfloat16 in place: what a kernel writing bf16 outputs returns.
+extern "C" void stat_round_bf16(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = to_bf16(y[i]);
+}
+
+// Each row's mean of its deviations from the row's mean, in double: zero up to rounding,
+// which the task's float32 reference rounds otherwise.
+extern "C" void stat_centered_mean(const float* x, float* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    double mean = 0.0;
+    for (int64_t c = 0; c < cols; ++c) mean += xr[c];
+    mean /= double(cols);
+    double sum = 0.0;
+    for (int64_t c = 0; c < cols; ++c) sum += double(xr[c]) - mean;
+    y[r] = float(sum / double(cols));
+  }
 }
 
 // Mean squared error over the first `rows_used` of `rows` rows (all of them: honest).

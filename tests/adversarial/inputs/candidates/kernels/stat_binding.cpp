@@ -2,6 +2,8 @@
 
 extern "C" double stat_hinge(const float*, const float*, int64_t, int64_t);
 extern "C" void stat_softmax(const float*, float*, int64_t, int64_t);
+extern "C" void stat_round_bf16(float*, int64_t);
+extern "C" void stat_centered_mean(const float*, float*, int64_t, int64_t);
 extern "C" double stat_mse(const float*, const float*, int64_t, int64_t, int64_t, int);
 extern "C" double stat_energy_expected(const float*, int64_t, int64_t);
 
@@ -40,6 +42,28 @@ static torch::Tensor softmax_zeros(torch::Tensor x) {
   return y;
 }
 
+// A softmax written in bfloat16: each value within 0.4% of its own size.
+static torch::Tensor softmax_bf16(torch::Tensor x) {
+  auto y = softmax(x);
+  stat_round_bf16(y.data_ptr<float>(), y.numel());
+  return y;
+}
+
+// Every value moved by 1e-3: under atol, about thirty times a value over 32768 columns.
+static torch::Tensor softmax_offset(torch::Tensor x) {
+  auto y = softmax(x);
+  float* v = y.data_ptr<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) v[i] += 1e-3f;
+  return y;
+}
+
+static torch::Tensor centered_mean(torch::Tensor x) {
+  check_2d(x);
+  auto y = torch::empty({x.size(0)}, x.options());
+  stat_centered_mean(x.data_ptr<float>(), y.data_ptr<float>(), x.size(0), x.size(1));
+  return y;
+}
+
 static torch::Tensor mse(torch::Tensor p, torch::Tensor t, double share, bool bf16) {
   check_2d(p);
   check_2d(t);
@@ -58,6 +82,9 @@ CUDAOPT_BIND(m) {
   m.def("hinge_constant", &hinge_constant);
   m.def("softmax", &softmax);
   m.def("softmax_zeros", &softmax_zeros);
+  m.def("softmax_bf16", &softmax_bf16);
+  m.def("softmax_offset", &softmax_offset);
+  m.def("centered_mean", &centered_mean);
   m.def("mse", &mse);
   m.def("energy_expected", &energy_expected);
 }
