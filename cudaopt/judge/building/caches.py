@@ -26,14 +26,25 @@ def cache_root(options: JudgeOptions) -> Path:
     return Path(base) / "cudaopt"
 
 
+#: The compilers' cache settings the user gave this process, read before anything here
+#: compiled: torch.compile's first compile in a process sets TORCHINDUCTOR_CACHE_DIR to its
+#: default, which must not then stand for the user's choice.
+_USER_CACHES = {name: os.environ[name] for name in (
+    "TORCHINDUCTOR_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR") if name in os.environ}
+
+
 def worker_env(options: JudgeOptions) -> dict[str, str]:
+    """The caches' folders for the processes that compile: `options.cache_dir` when given,
+    else the user's own settings, else folders in the judge's per-user cache."""
     cache = cache_root(options)
     env = {
         "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
         "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
         "TRITON_CACHE_DIR": str(cache / "triton"),
     }
-    return {k: os.environ.get(k, v) for k, v in env.items()}
+    if options.cache_dir:
+        return env
+    return {k: _USER_CACHES.get(k, v) for k, v in env.items()}
 
 
 def prune_builds(folder: Path, keep: int) -> None:

@@ -270,11 +270,11 @@ class Tracker:
                 return index
         return None
 
-    def findings(self, rtol: float) -> list[str]:
+    def findings(self, rtol: float, scale: bool = True) -> list[str]:
         """Violations, each opening with its rule, leaf by leaf: outputs that do not follow
         the reference's over every input, then over the task's fresh draws alone; then
-        outputs that miss the reference's at their own scale over those draws, whose scale
-        the rounding noise was measured at (see `sits_at_scale`)."""
+        with `scale`, outputs that miss the reference's at their own scale over two or more
+        of those draws, whose scale the rounding noise was measured at (`sits_at_scale`)."""
         found = []
         for fresh_only in (False, True):
             rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
@@ -290,7 +290,7 @@ class Tracker:
             if found:
                 return found
         fresh = [(r, c) for is_fresh, r, c in self.rows if is_fresh]  # the noise's scale
-        for leaf in range(len(self.dtypes)):
+        for leaf in range(len(self.dtypes) if scale and len(fresh) >= 2 else 0):
             noise = self.noise[leaf] if leaf < len(self.noise) else None
             why = sits_at_scale([r[leaf] for r, _ in fresh], [c[leaf] for _, c in fresh], noise)
             if why:

@@ -122,11 +122,11 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
             if "stale" in reply:
                 _add(verdict.violations, [f"{STALE} (trial {trial + 1} got the output of "
                                           f"trial {reply['stale'] + 1})"])
-            _signal(session, verdict)
+            _signal(session, verdict, scale=False)  # wrong already: only name what it did
             return
         if verdict.violations:
             break
-    _signal(session, verdict)
+    _signal(session, verdict, scale=True)
     verdict.correct = not any(v.startswith(signal.RULES) for v in verdict.violations)
 
 
@@ -181,10 +181,12 @@ def _compare_trial(session: Session, out_dir: Path, trial: int, seed: int,
     return compare_replies(session, session.reference, ["v"], out_dir, signal=info)["v"]
 
 
-def _signal(session: Session, verdict: Verdict) -> None:
-    """The candidate's outputs over every trial so far against the reference's."""
+def _signal(session: Session, verdict: Verdict, scale: bool) -> None:
+    """The candidate's outputs over every trial so far against the reference's; `scale`:
+    also at the output's own scale, which only matters where allclose held throughout."""
     options = session.options
-    findings = ask_reference(session, "signal", options.timeout_s, rtol=options.rtol)["findings"]
+    findings = ask_reference(session, "signal", options.timeout_s, rtol=options.rtol,
+                             scale=scale)["findings"]
     if findings:
         _add(verdict.violations, findings[:1])
 

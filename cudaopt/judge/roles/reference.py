@@ -274,7 +274,7 @@ class ReferenceWorker:
         self.signal.measure_noise(out)
 
     def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        return {"findings": self.signal.findings(cmd["rtol"])}
+        return {"findings": self.signal.findings(cmd["rtol"], cmd.get("scale", True))}
 
 
 def _finite(leaves: list[Any]) -> bool:
