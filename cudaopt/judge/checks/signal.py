@@ -155,8 +155,9 @@ def sits_at_scale(reference: list[torch.Tensor], candidate: list[torch.Tensor],
     row is thousands of times its values. Only a reference whose values stand more than
     `NOISE` times above its rounding noise is held to it (a mean of group-normalised values
     is rounding alone, which an honest kernel rounds otherwise), only where that noise was
-    measured (`noise` None: not) and over `SCALE_ELEMENTS` values or more."""
-    if noise is None:
+    measured and seen (`noise` None or 0: not; a TF32 convolution can round the inputs'
+    move away) and over `SCALE_ELEMENTS` values or more."""
+    if not noise:  # none measured, or none seen: inputs the task rounds coarser (TF32)
         return None
     rows_r, rows_c = _aligned(reference, candidate)
     if rows_r.numel() == 0 or rows_r.shape[1] < SCALE_ELEMENTS:
