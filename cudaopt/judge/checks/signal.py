@@ -162,7 +162,7 @@ def sits_at_scale(reference: list[torch.Tensor], candidate: list[torch.Tensor],
     rows_r, rows_c = _aligned(reference, candidate)
     if rows_r.numel() == 0 or rows_r.shape[1] < SCALE_ELEMENTS:
         return None
-    scale = float(rows_r.square().mean().sqrt())
+    _, scale = variation(rows_r)
     if scale <= NOISE * noise:
         return None
     missed = float((rows_c - rows_r).square().mean().sqrt())

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from cudaopt.judge.checks.verify import ask_reference, reference_reply
 from cudaopt.judge.timing import contention, noise
 from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check, settle
-from cudaopt.judge.timing.rounds import Plan, Samples, timed_round
+from cudaopt.judge.timing.noise import Samples
+from cudaopt.judge.timing.rounds import Plan, timed_round
 from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
 from cudaopt.judge.verdict.verdict import Timing, Verdict, add_parts, compile_story, phase

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, timed_mismatch
+from cudaopt.judge.timing.noise import Samples
 from cudaopt.judge.verdict.verdict import Verdict, add_parts, phase
 from cudaopt.judge.workers.runner import Worker
 from cudaopt.judge.workers.session import Session
 
-Samples = dict[str, list[float]]
 REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
 
 
