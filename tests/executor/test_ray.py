@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import as_completed
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -93,8 +94,12 @@ def test_judgements_match_the_local_executor(cluster, root: Path) -> None:
         assert result.device_name and result.torch_version
 
 
-def test_a_build_made_on_another_node_is_used_as_it_is(cluster, root: Path) -> None:
+def test_a_build_made_on_another_node_is_used_as_it_is(cluster, tmp_path: Path) -> None:
+    # a folder and a store of its own: a build copied from the user's store (which an
+    # earlier test may have filled) brings its module but not ninja's objects
     job = _suite()[0]
+    job = replace(job, options=replace(job.options, cache_dir=tmp_path / "cache"))
+    root = tmp_path / "root"
     built = build(job, str(root), "cpu", None)
     assert built is not None and built["tar"]
     out = Path(built["dir"])
