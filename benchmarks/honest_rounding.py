@@ -4,12 +4,13 @@
         [--max-elements E]
 
 For each KernelBench task (inputs shrunk to at most E elements where its module-level sizes
-allow, as `input_dependence.py` does), five fresh draws from `get_inputs()` and two honest
-candidates for each: the task's own Model run in float64 and cast back to the output's
+allow, as `input_dependence.py` does), five fresh draws from `get_inputs()`, three inputs of
+other structure derived from a draw as the judge derives them, and two honest candidates for
+each: the task's own Model run in float64 and cast back to the output's
 dtype (rounded otherwise than float32's order of operations), and that result rounded to
 bfloat16 (a kernel that writes bf16-accurate values). Both go through the signal checks the
-judge runs over the task's own draws (`cudaopt.judge.checks.signal.Tracker`, the rounding
-noise measured as the judge measures it). Prints every finding, each a refusal of an
+judge runs (`cudaopt.judge.checks.signal.Tracker`, the rounding noise measured as the judge
+measures it). Prints every finding, each a refusal of an
 honest kernel, then the counts per candidate.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import random
 import sys
 import tempfile
 import time
@@ -35,6 +37,7 @@ from identity import find_tasks  # noqa: E402
 from input_dependence import _leaves, _load, scaled_source  # noqa: E402
 
 from cudaopt.judge.checks.signal import Tracker, perturbed  # noqa: E402
+from cudaopt.judge.checks.variants import derive, plan  # noqa: E402
 
 TOL = 1e-2
 DRAWS = 5
@@ -60,20 +63,24 @@ def scan(path: Path) -> dict[str, str]:
         torch.manual_seed(seed)
         return list(task.get_inputs())
 
-    pairs = []
-    for k in range(DRAWS):
-        inputs = draw(100 + k)
+    def outputs(inputs: list[Any]) -> tuple[list[Any], list[Any]] | None:
         reference = _leaves(model(*inputs))
-        honest = [h.to(r.dtype) for h, r in zip(_leaves(wide(*_wide(inputs))), reference,
-                                                 strict=True)]
-        pairs.append((reference, honest))
+        if any(isinstance(r, torch.Tensor) and not torch.isfinite(r).all() for r in reference):
+            return None  # the judge skips such a structured input
+        return reference, [h.to(r.dtype) for h, r in zip(_leaves(wide(*_wide(inputs))),
+                                                          reference, strict=True)]
+
+    pairs = [(True, outputs(draw(100 + k))) for k in range(DRAWS)]
+    rand = random.Random(path.name)
+    for variant in plan(rand.random, lambda: rand.randrange(1 << 30)):
+        pairs.append((False, outputs(derive(draw(200), variant, draw))))
     noise = _leaves(model(*perturbed(draw(100), 7)))
     found = {}
     for name, rounding in ROUNDINGS.items():
         tracker = Tracker()
         tracker.reset(11)
-        for reference, honest in pairs:
-            tracker.record(reference, [rounding(h) for h in honest], True)
+        for fresh, (reference, honest) in [(f, p) for f, p in pairs if p is not None]:
+            tracker.record(reference, [rounding(h) for h in honest], fresh)
         tracker.measure_noise(noise)
         findings = tracker.findings(TOL)
         found[name] = findings[0] if findings else ""

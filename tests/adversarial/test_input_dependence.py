@@ -72,6 +72,24 @@ def test_an_honest_bf16_softmax_over_a_long_row_passes() -> None:
     _passes(judge("honest_bf16_softmax", INPUTS, task="softmax_task.py"))
 
 
+@pytest.mark.parametrize(("name", "task"), [
+    ("honest_bf16_hinge", "hinge_task.py"),  # 1.000 +- 0.003, written as 1.0 or a neighbour
+    ("honest_bf16_out_mse", "mse_task.py"),  # 2.000 +- 0.003, written as 2.0 every draw
+])
+def test_an_honest_statistic_written_in_bf16_passes(name: str, task: str) -> None:
+    # the task's draws move it by less than bf16's resolution: it follows them only at that
+    # resolution, and the inputs of other structure show it follows its input
+    _passes(judge(name, INPUTS, task=task))
+
+
+def test_a_sub_sample_written_in_bf16_is_refused() -> None:
+    # held to the draws at bf16's resolution only, it still misses the outliers and blocks
+    assert fools_naive("subsampled_bf16_mse", folder=INPUTS, task="mse_task.py")
+    verdict = judge("subsampled_bf16_mse", INPUTS, task="mse_task.py")
+    assert not verdict.correct and verdict.reward == -1, verdict
+    assert verdict.status in (Status.WRONG, Status.VIOLATION), verdict
+
+
 def test_an_honest_kernel_rounding_a_zero_output_otherwise_passes() -> None:
     _passes(judge("honest_centered", INPUTS, task="centered_task.py"))
 

@@ -191,6 +191,23 @@ def _floor(dtype: torch.dtype, rtol: float, fresh: bool) -> float:
     return min(rtol, 256 * torch.finfo(dtype).eps)
 
 
+def written_grid(candidate: list[torch.Tensor],
+                 reference: list[torch.Tensor]) -> torch.dtype | None:
+    """The half-precision dtype (bf16, else fp16) on whose grid every finite value the
+    candidate wrote lies, over inputs where it wrote more than one thing, and the
+    reference's values do not: a kernel writing that dtype, whose resolution bounds the
+    variation it can show."""
+    rows_c, rows_r = torch.stack(candidate), torch.stack(reference)
+    rows_c, rows_r = rows_c[torch.isfinite(rows_c)], rows_r[torch.isfinite(rows_r)]
+    if rows_c.numel() == 0 or all(torch.equal(c, candidate[0]) for c in candidate[1:]):
+        return None
+    for dtype in (torch.bfloat16, torch.float16):
+        if (torch.equal(rows_c.to(dtype).to(torch.float64), rows_c)
+                and not torch.equal(rows_r.to(dtype).to(torch.float64), rows_r)):
+            return dtype
+    return None
+
+
 def perturbed(inputs: list[Any], seed: int) -> list[Any]:
     """Float inputs moved by a few ulps at random: the reference's output on them differs
     from its output on the inputs by its rounding noise (and the function's sensitivity at
@@ -273,15 +290,19 @@ class Tracker:
 
     def findings(self, rtol: float, scale: bool = True) -> list[str]:
         """Violations, each opening with its rule, leaf by leaf: outputs that do not follow
-        the reference's over every input, then over the task's fresh draws alone; then
+        the reference's over every input, then over the task's fresh draws alone (at the
+        resolution of the dtype the candidate wrote, `written_grid`); then
         with `scale`, outputs that miss the reference's at their own scale over two or more
         of those draws, whose scale the rounding noise was measured at (`sits_at_scale`)."""
         found = []
+        written = [written_grid([c[leaf] for _, _, c in self.rows],
+                                [r[leaf] for _, r, _ in self.rows]) or dtype
+                   for leaf, dtype in enumerate(self.dtypes)]
         for fresh_only in (False, True):
             rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
             if len(rows) < 3:
                 continue
-            for leaf, dtype in enumerate(self.dtypes):
+            for leaf, dtype in enumerate(written):
                 noise = self.noise[leaf] if leaf < len(self.noise) else 0.0
                 why = follows([r[leaf] for r, _ in rows], [c[leaf] for _, c in rows],
                               _floor(dtype, rtol, fresh_only), noise)

@@ -72,6 +72,21 @@ static torch::Tensor mse(torch::Tensor p, torch::Tensor t, double share, bool bf
                                  p.size(1), used, bf16 ? 1 : 0));
 }
 
+// A statistic written in bfloat16: its value rounded to bf16's grid (8 bits of mantissa).
+static torch::Tensor written_in_bf16(torch::Tensor y) {
+  stat_round_bf16(y.data_ptr<float>(), y.numel());
+  return y;
+}
+
+static torch::Tensor hinge_bf16(torch::Tensor p, torch::Tensor t) {
+  return written_in_bf16(hinge(p, t));
+}
+
+// `share` of the rows (all of them: honest), written in bf16.
+static torch::Tensor mse_bf16(torch::Tensor p, torch::Tensor t, double share) {
+  return written_in_bf16(mse(p, t, share, false));
+}
+
 static torch::Tensor energy_expected(torch::Tensor x, torch::Tensor w) {
   check_2d(w);
   return scalar_like(x, stat_energy_expected(w.data_ptr<float>(), w.size(0), w.size(1)));
@@ -86,5 +101,7 @@ CUDAOPT_BIND(m) {
   m.def("softmax_offset", &softmax_offset);
   m.def("centered_mean", &centered_mean);
   m.def("mse", &mse);
+  m.def("hinge_bf16", &hinge_bf16);
+  m.def("mse_bf16", &mse_bf16);
   m.def("energy_expected", &energy_expected);
 }
