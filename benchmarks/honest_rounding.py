@@ -9,7 +9,7 @@ other structure derived from a draw as the judge derives them, and two honest ca
 each: the task's own Model run in float64 and cast back to the output's
 dtype (rounded otherwise than float32's order of operations), and that result rounded to
 bfloat16 (a kernel that writes bf16-accurate values). Both go through the signal checks the
-judge runs (`cudaopt.judge.checks.signal.Tracker`, the rounding noise measured as the judge
+judge runs (`cudaopt.judge.checks.tracker.Tracker`, the rounding noise measured as the judge
 measures it). Prints every finding, each a refusal of an
 honest kernel, then the counts per candidate.
 """
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from identity import find_tasks  # noqa: E402
 from input_dependence import _leaves, _load, scaled_source  # noqa: E402
 
-from cudaopt.judge.checks.signal import Tracker, perturbed  # noqa: E402
+from cudaopt.judge.checks.signal import perturbed  # noqa: E402
+from cudaopt.judge.checks.tracker import Tracker  # noqa: E402
 from cudaopt.judge.checks.variants import derive, plan  # noqa: E402
 
 TOL = 1e-2

@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from identity import find_tasks, identity_of  # noqa: E402
 
 from cudaopt.judge import JudgeOptions, Status, check, outputs_vary  # noqa: E402
-from cudaopt.judge.checks.signal import Tracker, perturbed  # noqa: E402
+from cudaopt.judge.checks.signal import perturbed  # noqa: E402
+from cudaopt.judge.checks.tracker import Tracker  # noqa: E402
 from cudaopt.judge.checks.variants import derive, plan  # noqa: E402
 from cudaopt.judge.workers.tensors import flatten  # noqa: E402
 

@@ -16,7 +16,8 @@ import torch
 
 from cudaopt.judge.building.caches import drop_broken_builds
 from cudaopt.judge.building.loading import build_model, load_module, use_threads
-from cudaopt.judge.checks.signal import Tracker, perturbed
+from cudaopt.judge.checks.signal import perturbed
+from cudaopt.judge.checks.tracker import Tracker
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.timing.burst import Burst, fastest_mode

@@ -4,7 +4,7 @@ any work.
 Fools: a harness whose checks all fall within the first calls (warm-up and one or two
 trials) and which then times the remaining ones.
 Stopped by: every trial compares a fresh result; the judge recognises the output as the
-reference's result for an earlier input and names it a stale output (judge.checks.signal.Tracker).
+reference's result for an earlier input and names it a stale output (judge.checks.tracker.Tracker).
 """
 
 import torch
