@@ -5,7 +5,14 @@ from __future__ import annotations
 import torch
 
 from cudaopt.judge import outputs_vary
-from cudaopt.judge.checks.signal import follows, perturbed, positions, sample, sits_at_scale
+from cudaopt.judge.checks.signal import (
+    follows,
+    perturbed,
+    positions,
+    sample,
+    sits_at_scale,
+    written_grid,
+)
 
 
 def _softmax_rows(seed: int) -> torch.Tensor:
@@ -96,3 +103,16 @@ def test_a_small_output_is_held_to_its_own_scale_where_it_stands_above_rounding(
     assert sits_at_scale(zero, exact, noise=level / 1e3) is not None  # the noise spares it
     assert sits_at_scale(zero, exact, noise=0.0) is None  # no rounding seen: not held
     assert sits_at_scale([z[:1] for z in zero], [e[:1] for e in exact], noise=level / 1e3) is None
+
+
+def test_the_dtype_a_candidate_writes_is_read_from_its_values() -> None:
+    gen = torch.Generator().manual_seed(3)
+    refs = [torch.randn(256, generator=gen, dtype=torch.float64) for _ in range(4)]
+    as_bf16 = [r.to(torch.bfloat16).to(torch.float64) for r in refs]
+    as_fp16 = [r.to(torch.float16).to(torch.float64) for r in refs]
+    assert written_grid(as_bf16, refs) == torch.bfloat16
+    assert written_grid(as_fp16, refs) == torch.float16
+    assert written_grid(refs, refs) is None  # float32's own rounding
+    assert written_grid(as_bf16, as_bf16) is None  # the reference writes bf16 itself
+    one = torch.ones(256, dtype=torch.float64)
+    assert written_grid([one] * 4, refs) is None  # a constant shows no dtype at all
