@@ -3,14 +3,15 @@
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
 # replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
 # kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile
-# phases sample synth"). The first four take about 11 minutes on an H200, the last two up to
-# 14 more; where one call is limited to 10, split them. Logs go to $OUT (or ./gpu-out) so
-# they come back from a lent machine. Wheels in .whl/ (see
+# phases sample synth rounding"). The first four take about 11 minutes on an H200, the last
+# two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT (or
+# ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
 # Real KernelBench tasks (phases, sample): KB_SAMPLE=DIR, made here by
 #   python benchmarks/kernelbench_sample.py KernelBench/ DIR --n 8 --seed 5
 # (DIR in a git-excluded folder, named in the device call's carry); GPU_SAMPLE_ARGS=--cold-only
-# fits a 25-task sample in one call.
+# fits a 25-task sample in one call. The rounding step reads the whole suite: KB_SUITE=DIR
+# (KernelBench's folder of level1..level3, git-excluded and carried likewise).
 # On a lent machine (10 minutes a call), three calls cover the throughput figures, on two
 # GPUs where they can be had:
 #   GPU_STEPS="throughput compile" GPU_THROUGHPUT_ARGS=--no-check bash benchmarks/gpu_session.sh
@@ -79,6 +80,9 @@ synth)  # tasks kept per minute on the GPU, then `bench` over them with identity
   timeout -k 30 "${GPU_SYNTH_TIMEOUT:-420}" python3 benchmarks/synth_rate.py --n "${GPU_SYNTH_N:-20}" \
     --device cuda --identity --bench --out "$out/synth/tasks" 2>&1 | tee "$out/synth.log" \
     | tail -25 ;;
+rounding)  # honest candidates that round otherwise, through the signal checks, on the GPU
+  timeout -k 10 "${GPU_ROUNDING_TIMEOUT:-300}" python3 benchmarks/honest_rounding.py "$KB_SUITE" \
+    --device cuda 2>&1 | tee "$out/rounding.log" | grep -v '^\[' | tail -40 ;;
 compile)  # what the baseline's torch.compile costs a fresh worker, plain and prewarmed
   timeout "${GPU_COMPILE_TIMEOUT:-120}" python3 benchmarks/compile_cost.py \
     benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;

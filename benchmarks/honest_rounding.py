@@ -1,7 +1,7 @@
 """False fails of the signal checks: honest candidates that round otherwise than the task.
 
     python benchmarks/honest_rounding.py KernelBench/ [--levels 1,2,3] [--limit N]
-        [--max-elements E]
+        [--max-elements E] [--device cpu|cuda]
 
 For each KernelBench task (inputs shrunk to at most E elements where its module-level sizes
 allow, as `input_dependence.py` does), five fresh draws from `get_inputs()`, three inputs of
@@ -10,8 +10,9 @@ each: the task's own Model run in float64 and cast back to the output's
 dtype (rounded otherwise than float32's order of operations), and that result rounded to
 bfloat16 (a kernel that writes bf16-accurate values). Both go through the signal checks the
 judge runs (`cudaopt.judge.checks.tracker.Tracker`, the rounding noise measured as the judge
-measures it). Prints every finding, each a refusal of an
-honest kernel, then the counts per candidate.
+measures it). On `--device cuda` the task runs with torch's defaults, as in the judge
+(cuDNN convolutions in TF32), and the float64 candidate without TF32. Prints every finding,
+each a refusal of an honest kernel, then the counts per candidate.
 """
 
 from __future__ import annotations
@@ -53,16 +54,16 @@ def _wide(inputs: list[Any]) -> list[Any]:
             for x in inputs]
 
 
-def scan(path: Path) -> dict[str, str]:
+def scan(path: Path, device: str) -> dict[str, str]:
     """Per rounding, the first finding against its candidate ('' for none)."""
     task = _load(path, f"kb_honest_{abs(hash(path))}")
     torch.manual_seed(0)
-    model = task.Model(*task.get_init_inputs()).eval()
+    model = task.Model(*task.get_init_inputs()).eval().to(device)
     wide = copy.deepcopy(model).double()
 
     def draw(seed: int) -> list[Any]:
         torch.manual_seed(seed)
-        return list(task.get_inputs())
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
 
     def outputs(inputs: list[Any]) -> tuple[list[Any], list[Any]] | None:
         reference = _leaves(model(*inputs))
@@ -94,6 +95,7 @@ def main() -> None:
     parser.add_argument("--levels", default="1,2,3")
     parser.add_argument("--limit", type=int, default=None, help="tasks per level")
     parser.add_argument("--max-elements", type=int, default=1 << 20)
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     tasks = [task for level in args.levels.split(",")
              for task in find_tasks([args.suite / f"level{level.strip()}"])[:args.limit]]
@@ -109,7 +111,7 @@ def main() -> None:
                     raise ValueError(f"inputs of {elements} elements do not shrink enough")
                 scaled = Path(scratch) / f"scaled_{number}.py"
                 scaled.write_text(source)
-                found = scan(scaled)
+                found = scan(scaled, args.device)
             except Exception as exc:  # noqa: BLE001 - a task this script cannot run
                 counts["not run"] += 1
                 print(f"[{number}/{len(tasks)}] {label}: not run ({type(exc).__name__})")
