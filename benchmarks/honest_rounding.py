@@ -72,16 +72,17 @@ def scan(path: Path, device: str) -> dict[str, str]:
         return reference, [h.to(r.dtype) for h, r in zip(_leaves(wide(*_wide(inputs))),
                                                           reference, strict=True)]
 
-    pairs = [(True, outputs(draw(100 + k))) for k in range(DRAWS)]
     rand = random.Random(path.name)
-    for variant in plan(rand.random, lambda: rand.randrange(1 << 30)):
-        pairs.append((False, outputs(derive(draw(200), variant, draw))))
+    pairs = [(True, outputs(draw(100 + k))) for k in range(DRAWS)] + [
+        (False, outputs(derive(draw(200), variant, draw)))
+        for variant in plan(rand.random, lambda: rand.randrange(1 << 30))]
+    pairs = [(fresh, both) for fresh, both in pairs if both is not None]
     noise = _leaves(model(*perturbed(draw(100), 7)))
     found = {}
     for name, rounding in ROUNDINGS.items():
         tracker = Tracker()
         tracker.reset(11)
-        for fresh, (reference, honest) in [(f, p) for f, p in pairs if p is not None]:
+        for fresh, (reference, honest) in pairs:
             tracker.record(reference, [rounding(h) for h in honest], fresh)
         tracker.measure_noise(noise)
         findings = tracker.findings(TOL)

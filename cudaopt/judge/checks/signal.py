@@ -183,13 +183,12 @@ def _aligned(reference: list[torch.Tensor],
 
 def written_grid(candidate: list[torch.Tensor],
                  reference: list[torch.Tensor]) -> torch.dtype | None:
-    """The half-precision dtype (bf16, else fp16) on whose grid every finite value the
-    candidate wrote lies, over inputs where it wrote more than one thing, and the
-    reference's values do not: a kernel writing that dtype, whose resolution bounds the
-    variation it can show."""
-    rows_c, rows_r = torch.stack(candidate), torch.stack(reference)
-    rows_c, rows_r = rows_c[torch.isfinite(rows_c)], rows_r[torch.isfinite(rows_r)]
-    if rows_c.numel() == 0 or all(torch.equal(c, candidate[0]) for c in candidate[1:]):
+    """The half-precision dtype (bf16, else fp16) on whose grid every value the candidate
+    wrote lies (at positions finite on both sides) while the reference's do not, where the
+    candidate wrote more than one value: a kernel writing that dtype, whose resolution
+    bounds the variation it can show."""
+    rows_r, rows_c = _aligned(reference, candidate)
+    if rows_c.numel() == 0 or bool((rows_c == rows_c[0]).all()):
         return None
     for dtype in (torch.bfloat16, torch.float16):
         if (torch.equal(rows_c.to(dtype).to(torch.float64), rows_c)
