@@ -79,8 +79,10 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
 
 def test_a_task_whose_estimate_missed_the_window_is_resized_by_its_measured_time(
         first_run, tmp_path: Path) -> None:
-    """A cost table 20 times too slow sizes every task far under the window, as the
-    CPU-calibrated guesses did on an H200; the measured time sizes it again, once."""
+    """A cost table 64 times too fast sizes every task far over the window (as the
+    CPU-calibrated guesses missed it on an H200, the other way); the measured time sizes
+    it again, once. Over, not under: a loaded machine only makes a task slower, so an
+    oversized task stays out of the window on any machine, an undersized one may not."""
     from cudaopt.synth.api import cache_dir
     from cudaopt.synth.calibrate import load_factors
     from cudaopt.synth.catalog import load_catalog, rules
@@ -90,8 +92,9 @@ def test_a_task_whose_estimate_missed_the_window_is_resized_by_its_measured_time
     conf = rules()
     catalog, cost = load_catalog(cache_dir()), dict(conf["cost"]["cpu"])
     factors = load_factors(catalog, "cpu", cache_dir())  # cached by `first_run`
-    cost.update(flops_per_s=cost["flops_per_s"] / 20, bytes_per_s=cost["bytes_per_s"] / 20)
-    window = (2.0, 50.0)
+    cost.update(flops_per_s=cost["flops_per_s"] * 64, bytes_per_s=cost["bytes_per_s"] * 64,
+                op_ms=cost["op_ms"] / 64)
+    window = (0.25, 4.0)
     source = RandomSource(catalog, {**conf, "cost": {"cpu": cost}}, SEED, 2, "cpu", window,
                           factors)
     summary = Run(source, tmp_path, 1, SEED, "cpu", window, max_tries=8).synthesize()
