@@ -28,6 +28,9 @@ REFERENCE = {2: [1024], 3: [32, 256], 4: [16, 64, 64], 5: [8, 16, 16, 16]}
 ARGS = {"out": 64, "groups": 4, "cols": 128, "dim": 1}
 CLAMP = (0.05, 50.0)
 CALIBRATE_TIMEOUT_S = 1800.0
+#: Timing budget per operator and size: a factor only has to place a task within a window
+#: twenty times wide, and a first `synth` on a machine waited two minutes for 338 timings
+TIME_BUDGET_S = 0.1
 VERSION = 4  # of the measurement: part of the cache key
 
 
@@ -104,7 +107,7 @@ def _factor(comp: Composition, ops: dict[str, dict[str, Any]], moved: int,
     inputs = draw_inputs(task, 0, torch.device(device))
     with torch.no_grad():
         model(*inputs)
-        ms = time_ms(model, inputs, torch.device(device))
+        ms = time_ms(model, inputs, torch.device(device), TIME_BUDGET_S)
     guess = estimate_ms(traced, cost, {}) - cost["op_ms"]
     factor = max(ms - cost["op_ms"], 1e-4) / max(guess, 1e-6)
     return min(max(factor, CLAMP[0]), CLAMP[1])
