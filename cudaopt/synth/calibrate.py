@@ -30,7 +30,7 @@ CLAMP = (0.05, 50.0)
 CALIBRATE_TIMEOUT_S = 1800.0
 #: Timing budget per operator and size: a factor only has to place a task within a window
 #: twenty times wide, and a first `synth` on a machine waited two minutes for 338 timings
-TIME_BUDGET_S = 0.1
+CALL_BUDGET_S = 0.1
 VERSION = 4  # of the measurement: part of the cache key
 
 
@@ -107,7 +107,7 @@ def _factor(comp: Composition, ops: dict[str, dict[str, Any]], moved: int,
     inputs = draw_inputs(task, 0, torch.device(device))
     with torch.no_grad():
         model(*inputs)
-        ms = time_ms(model, inputs, torch.device(device), TIME_BUDGET_S)
+        ms = time_ms(model, inputs, torch.device(device), CALL_BUDGET_S)
     guess = estimate_ms(traced, cost, {}) - cost["op_ms"]
     factor = max(ms - cost["op_ms"], 1e-4) / max(guess, 1e-6)
     return min(max(factor, CLAMP[0]), CLAMP[1])
