@@ -18,9 +18,11 @@ from typing import Any
 
 from cudaopt.judge import gpu_identity, gpu_lock
 
-#: Every status a tried composition can end with, in the order the filters run.
-FILTERS = ("typechecks", "similarity", "runs_eager", "finite", "deterministic",
-           "input_dependent", "eager_window", "runs_compiled", "agrees")
+#: Every status a tried composition can end with, in the order the filters run; `sizing`
+#: and `building` reject a composition torch refused at every batch tried, or while it was
+#: written out (see `steps`).
+FILTERS = ("typechecks", "sizing", "building", "similarity", "runs_eager", "finite",
+           "deterministic", "input_dependent", "eager_window", "runs_compiled", "agrees")
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 Static filters first (a composition that does not type-check, or one too like a task of the
 `--against` suites or one already kept), then the running ones in a child process (see
-`evaluate`). Each try is one manifest line, written as soon as it is decided; a kept task
-is a file `NNNN_<operators>.py` beside the manifest.
+`evaluate`). Each try is one manifest line, written as soon as it is decided, even when a
+step raised (see `steps`); a kept task is a file `NNNN_<operators>.py` beside the
+manifest.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from cudaopt.synth.evaluate import Outcome, Prober
 from cudaopt.synth.manifest import Manifest
 from cudaopt.synth.similarity import file_tokens, most_similar, tokens
 from cudaopt.synth.sources import Candidate, Source
+from cudaopt.synth.steps import ERROR_CHARS, Rejected, step
 
 MAX_SIMILARITY = 0.9
 
@@ -86,6 +88,7 @@ class Run:
 
     def _judge(self, candidate: Candidate, attempt: int, kept: dict[str, list[str]],
                prober: Prober) -> dict[str, object]:
+        """The try's manifest line; a step that raises rejects this composition there."""
         name = f"{len(kept) + 1:04d}_{candidate.name}"
         line: dict[str, object] = {"name": name, "ops": candidate.ops,
                                    "shapes": candidate.shapes, "seed": self.seed,
@@ -93,21 +96,33 @@ class Run:
                                    "eager_ms": None, "compile_ms": None,
                                    "max_similarity": None}
         if candidate.source is None:
-            return {**line, "status": "typechecks", "error": candidate.note}
-        seq = tokens(candidate.source)
-        score, like = most_similar(seq, {**self.against, **kept})
+            return {**line, "status": candidate.rejected, "error": candidate.note}
+        try:
+            return self._filter(candidate, candidate.source, name, line, kept, prober)
+        except Rejected as exc:
+            return {**line, "status": exc.step, "error": exc.error}
+
+    def _filter(self, candidate: Candidate, source: str, name: str, line: dict[str, object],
+                kept: dict[str, list[str]], prober: Prober) -> dict[str, object]:
+        with step("similarity"):
+            seq = tokens(source)
+            score, like = most_similar(seq, {**self.against, **kept})
         line.update(max_similarity=round(score, 4), similar_to=like)
         if score > MAX_SIMILARITY:
             return {**line, "status": "similarity"}
-        outcome = self._run(prober, candidate.source, name)
-        resized = self._resized(candidate, outcome)
+        with step("runs_eager"):  # the prober itself failed, before any filter's verdict
+            outcome = self._run(prober, source, name)
+        with step("sizing"):
+            resized = self._resized(candidate, outcome)
         if resized is not None:  # sized by an estimate that missed: once more, by the time
             line["resized_from"] = {"shapes": candidate.shapes, "eager_ms": outcome.eager_ms}
-            candidate, outcome = resized, self._run(prober, resized.source or "", name)
+            with step("runs_eager"):
+                outcome = self._run(prober, resized.source or "", name)
+            candidate = resized
         line.update(status=outcome.status, eager_ms=outcome.eager_ms,
                     compile_ms=outcome.compile_ms, shapes=outcome.shapes or candidate.shapes)
         if outcome.error:
-            line["error"] = outcome.error[-400:]
+            line["error"] = outcome.error[-ERROR_CHARS:]
         if outcome.status == "kept":
             (self.out / f"{name}.py").write_text(candidate.source)
             line["file"] = f"{name}.py"

@@ -141,15 +141,31 @@ def size_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str
     geometric middle, within the device's batch and memory caps. A pure function of its
     arguments, so the same seed gives the same files whatever the machine's load."""
     target = math.sqrt(window_ms[0] * window_ms[1])
-    batch, best = 1, (math.inf, 1)
+    first = _smallest_batch(comp, ops, max_batch(cost))
+    batch, best = first, (math.inf, first)
     while batch <= max_batch(cost):
         traced = trace(comp, ops, batch)
-        if traced.bytes > cost["max_bytes"] and batch > 1:
+        if traced.bytes > cost["max_bytes"] and batch > first:
             break
         error = abs(math.log(correction * estimate_ms(traced, cost, factors) / target))
         best = min(best, (error, batch))
         batch *= 2
     return best[1]
+
+
+def _smallest_batch(comp: Composition, ops: dict[str, dict[str, Any]], limit: int) -> int:
+    """The smallest power-of-two batch the chain takes: a BatchNorm over `[1, C]` has one
+    value per channel and refuses to train on it, while the same chain over `[2, C]` is a
+    task. Raises what torch raised at `limit` when no batch up to it will do."""
+    batch = 1
+    while True:
+        try:
+            trace(comp, ops, batch)
+            return batch
+        except Exception:  # noqa: BLE001 - torch's refusal, whatever its type
+            if batch * 2 > limit:
+                raise
+        batch *= 2
 
 
 def resize_batch(comp: Composition, ops: dict[str, dict[str, Any]], cost: dict[str, Any],

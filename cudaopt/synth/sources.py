@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from cudaopt.synth.codegen import render, task_name
 from cudaopt.synth.compose import rng_for, sample
 from cudaopt.synth.shapes import Composition, resize_batch, size_batch, trace
+from cudaopt.synth.steps import Rejected, step
 
 
 @dataclass
@@ -19,6 +20,7 @@ class Candidate:
     origin: str  # "random" or the model's name
     shapes: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # why there is no source
+    rejected: str = "typechecks"  # the step that gave no source
     #: Given the eager ms measured, the same composition sized again for the window; None
     #: when the batch stays; absent where the source cannot resize (a model's task).
     resize: Callable[[float], Candidate | None] | None = None
@@ -45,23 +47,37 @@ class RandomSource:
         self.factors = factors
 
     def propose(self, attempt: int, kept: list[str]) -> Candidate:
-        comp = sample(self.catalog, rng_for(self.seed, attempt), self.max_ops, self.weights)
-        if comp is None:
-            return Candidate([], None, "random", note="no operator chain type-checked")
-        batch = size_batch(comp, self.ops, self.cost, self.window_ms, self.factors)
-        return self._at(comp, batch, attempt)
+        """A composition that fails sizing or building comes back without a source, named
+        after that step, as one that does not type-check does."""
+        comp: Composition | None = None
+        try:
+            with step("typechecks"):
+                comp = sample(self.catalog, rng_for(self.seed, attempt), self.max_ops,
+                              self.weights)
+            if comp is None:
+                raise Rejected("typechecks", "no operator chain type-checked")
+            with step("sizing"):
+                batch = size_batch(comp, self.ops, self.cost, self.window_ms, self.factors)
+            return self._at(comp, batch, attempt)
+        except Rejected as exc:
+            return Candidate([s.op for s in comp.steps] if comp else [], None, "random",
+                             note=exc.error, rejected=exc.step)
 
     def _at(self, comp: Composition, batch: int, attempt: int) -> Candidate:
-        traced = trace(comp, self.ops, batch)
-        ops = [step.op for step in comp.steps]
+        with step("building"):
+            traced = trace(comp, self.ops, batch)
+        ops = [s.op for s in comp.steps]
         doc = (f"{', then '.join(ops)}. Synthesized by `cudaopt synth` (seed {self.seed}, "
                f"attempt {attempt}).")
 
         def resize(measured_ms: float) -> Candidate | None:
-            new = resize_batch(comp, self.ops, self.cost, self.window_ms, self.factors, batch,
-                               measured_ms)
+            with step("sizing"):
+                new = resize_batch(comp, self.ops, self.cost, self.window_ms, self.factors,
+                                   batch, measured_ms)
             return None if new == batch else self._at(comp, new, attempt)
 
-        return Candidate(ops, render(traced, doc), "random",
+        with step("building"):
+            source = render(traced, doc)
+        return Candidate(ops, source, "random",
                          {"inputs": traced.inputs, "outputs": [traced.layers[-1].out]},
                          resize=resize)
