@@ -64,6 +64,9 @@ SPECS: dict[str, Spec] = {
     "branch_prefix": Spec(str, "prefix of the branches accepted kernels land on"),
     "commit": Spec(bool, "commit an accepted kernel to a new branch"),
     "sandbox": Spec(str, "auto | bwrap | none", ("auto", "bwrap", "none")),
+    "isolation": Spec(str, "required | optional | off: the judge's candidate worker in "
+                      "namespaces of its own; optional accepts speedups where it cannot be",
+                      ("required", "optional", "off")),
 }
 
 
@@ -87,6 +90,7 @@ class Settings:
     branch_prefix: str = "cudaopt/"
     commit: bool = True
     sandbox: str = "auto"
+    isolation: str = "required"
     sources: dict[str, str] = field(default_factory=lambda: dict.fromkeys(SPECS, "default"))
 
     def values(self) -> dict[str, Any]:
@@ -101,7 +105,7 @@ class Settings:
         return JudgeOptions(
             device=None if self.device == "auto" else self.device,
             atol=self.atol, rtol=self.rtol, trials=self.trials, allow=list(self.allow),
-            timeout_s=self.timeout_s, compile_mode=self.compile_mode,
+            timeout_s=self.timeout_s, compile_mode=self.compile_mode, isolation=self.isolation,
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,19 @@ def lock_from_another_process(path: Path) -> str:
     """"held" or "got it": what another process finds when it tries the `flock` on `path`."""
     return subprocess.run([sys.executable, "-c", _TRY_LOCK, str(path)], capture_output=True,
                           text=True, timeout=60).stdout.strip()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Where bubblewrap cannot isolate the judge's candidate workers, the suite still runs,
+    and the judge's speed milestones with it: isolation becomes optional (verdicts say the
+    candidate ran unisolated); the tests of isolation itself skip, naming the reason."""
+    from cudaopt.judge.verdict.options import ISOLATION_ENV
+    from cudaopt.sandbox.bwrap import cached_probe
+
+    status = cached_probe()
+    if not status.ok and ISOLATION_ENV not in os.environ:
+        os.environ[ISOLATION_ENV] = "optional"
+        print(f"judge isolation optional in these tests: {status.detail}", file=sys.stderr)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -16,6 +16,7 @@ from cudaopt.judge import (
     JudgeServer,
     Verdict,
     gpu_identity,
+    sandbox_off,
     worker_env,
 )
 from cudaopt.sandbox import Sandbox
@@ -41,7 +42,13 @@ class RunConfig:
     judge_lock: Any = None  # shared by the runs timing on one device, so timings never overlap
 
     def judge_options(self) -> JudgeOptions:
-        return self.judge or JudgeOptions(device=self.device)
+        options = self.judge or JudgeOptions(device=self.device)
+        return options if self.confined else sandbox_off(options)
+
+    @property
+    def confined(self) -> bool:
+        """The run's sandbox confines the candidate's worker as it does the shell."""
+        return self.sandbox is not None and self.sandbox.kind == "bwrap"
 
 
 class JudgeService:
@@ -63,7 +70,7 @@ class JudgeService:
         env = worker_env(options)
         if config.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu_identity(config.gpu)
-        self.pool = JudgePool(env, wrapper=wrapper)
+        self.pool = JudgePool(env, wrapper=wrapper, confined=config.confined)
         if config.judge_lock is not None:
             self.pool.lock = config.judge_lock
         self.server = JudgeServer(None, self.pool, workspace, options)

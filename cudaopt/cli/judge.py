@@ -33,6 +33,10 @@ CeilingOpt = typer.Option(10.0, "--ceiling", metavar="X",
                           help="speedups above X are re-measured and flagged")
 BaselineOpt = typer.Option(True, "--compile-baseline/--no-compile-baseline",
                            help="time torch.compile too (the target is 5% faster than it)")
+IsolationOpt = typer.Option(
+    None, "--isolation", metavar="MODE",
+    help="required (default) | optional | off: the candidate's worker in namespaces of its "
+         "own; where the machine cannot isolate, 'required' awards no speed milestone")
 TraceOpt = typer.Option(False, "--trace", help="print each step with its start time instead "
                         "of a spinner (where does the time go?)")
 
@@ -161,12 +165,14 @@ def check_cmd(
     profile: bool = typer.Option(True, "--profile/--no-profile",
                                  help="time it against eager and torch.compile"),
     compile_baseline: bool = BaselineOpt, ceiling: float = CeilingOpt,
-    trace: bool = TraceOpt,
+    trace: bool = TraceOpt, isolation: str | None = IsolationOpt,
 ) -> None:
     """Help: CHECK_HELP. The judge's flags over the settings, as `optimize` judges."""
     options = layered_options(model, device, atol, rtol, trials, allow, timeout, compile_mode,
                               time_budget_s=time_budget, profile=profile,
                               compile_baseline=compile_baseline, ceiling=ceiling)
+    if isolation is not None:
+        options.isolation = isolation
     _judge(model, candidate, options, json_path, trace)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.judge import JudgePool, check, gpu_identity, worker_env
+from cudaopt.judge import JudgePool, check, gpu_identity, sandbox_off, worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
@@ -49,7 +49,8 @@ class SlotRunner:
             # on a GPU the next job's processes start while this one times (see `ahead`);
             # on a CPU their start would compete with the timing for the cores
             self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper(),
-                                   ahead=self.spec.device == "cuda")
+                                   ahead=self.spec.device == "cuda",
+                                   confined=self.sandbox != "none")
             gpu = gpu_identity(0) if self.spec.device == "cuda" else None  # ours is cuda:0
             self._pool.lock = device_lock(self.root, self.spec, gpu)  # shared with other judges
             self._pool_key = key
@@ -98,6 +99,8 @@ def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     if candidate is None:
         raise ValueError("a judge job needs a candidate (model_new)")
     options = replace(job.options, device=job.options.device or runner.spec.device)
+    if runner.sandbox == "none":
+        options = sandbox_off(options)
     pool = runner.pool(job)
     verdict = check(task, candidate, options, pool=pool)
     # the next job is often another task (a bench): its reference and baseline processes

@@ -36,7 +36,7 @@ from cudaopt.judge.serving.client import remote_check
 from cudaopt.judge.serving.serve import find_server, serve
 from cudaopt.judge.serving.server import JudgeServer
 from cudaopt.judge.timing import pinning
-from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
+from cudaopt.judge.verdict.options import JudgeOptions, resolve_device, sandbox_off
 from cudaopt.judge.verdict.verdict import EXIT_CODES, Status, Timing, Verdict
 from cudaopt.judge.workers.devlock import DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.pool import JudgePool
@@ -44,6 +44,7 @@ from cudaopt.judge.workers.pool import JudgePool
 __all__ = [
     # judging
     "check", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
+    "sandbox_off",
     "JudgePool", "worker_env", "prewarm_compile", "Verdict", "Status", "Timing", "EXIT_CODES",
     # building
     "build_kernels", "default_build_dir", "find_cuda_home", "kernel_store", "KERNEL_SUFFIXES",

@@ -13,7 +13,7 @@ from cudaopt.judge.building.kernels import build_kernels, default_build_dir, ker
 from cudaopt.judge.building.shared import kernel_store
 from cudaopt.judge.checks import scan
 from cudaopt.judge.checks.verify import load
-from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
+from cudaopt.judge.verdict.options import ISOLATION_MODES, JudgeOptions, resolve_device
 from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.judge.verdict.verdict import Status, Verdict, phase
 from cudaopt.judge.workers.pool import JudgePool
@@ -37,10 +37,14 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     try:
         validate_task(task)
         validate_candidate(candidate)
+        if options.isolation not in ISOLATION_MODES:
+            raise BadInput(f"unknown isolation {options.isolation!r}: use one of "
+                           f"{', '.join(ISOLATION_MODES)}")
         verdict.device = resolve_device(options.device)
         if own_pool:
             say("starting workers")
-            pool = JudgePool(worker_env(options), keep_warm=False)
+            pool = JudgePool(worker_env(options), keep_warm=False,
+                             isolate=options.isolation != "off")
             pool.prestart_for(options, verdict.device)
         findings = scan.scan_candidate(candidate)
         verdict.violations += [f.text for f in findings if f.severity == "violation"]
@@ -52,7 +56,14 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     finally:
         if own_pool and pool is not None:
             pool.close()
-    verdict.reward = milestone_reward(verdict, options.margin)
+    required = options.isolation == "required"
+    verdict.reward = milestone_reward(verdict, options.margin, required)
+    if verdict.isolation and not verdict.isolated and verdict.clean:
+        verdict.warnings.append(
+            f"the candidate ran without isolation ({verdict.isolation}): it could reach the "
+            "judge's other processes and caches, so "
+            + ("no speed milestone is awarded (--isolation optional accepts that)" if required
+               else "its speedups stand only because isolation was not required"))
     return verdict
 
 
@@ -62,6 +73,7 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
     the candidate's import (and its `load_inline` compile), the baseline's torch.compile
     and the model's weights all happen before, so another judgement's timing on the same
     device overlaps them instead of waiting for them."""
+    verdict.isolated, verdict.isolation = pool.isolation.isolated, pool.isolation.how
     with pool.busy, Session(options, verdict.device, task, pool) as session:
         if options.profile:
             session.start_baseline(task)
@@ -118,7 +130,8 @@ def _run(session: Session, verdict: Verdict, device: Callable[[], Any],
          say: Progress) -> None:
     """Verify, then time, each holding the device (`device()`); the device is let go in
     between while the baselines are awaited, which mostly overlap the verification."""
-    from cudaopt.judge.checks.verify import ask_reference, check_streams, verify
+    from cudaopt.judge.checks.handover import ask_reference
+    from cudaopt.judge.checks.verify import check_streams, verify
     from cudaopt.judge.timing.profile import await_baselines, profile
 
     options = session.options

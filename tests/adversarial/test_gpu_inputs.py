@@ -27,6 +27,14 @@ def test_a_persisting_l2_window_is_reset_and_reported() -> None:
         verdict.warnings)
 
 
+def test_an_honest_kernel_draws_no_persisting_l2_warning() -> None:
+    """The device's own set-aside (11.25 MiB on an H200, before any candidate ran) is
+    nobody's doing: only a change the candidate made is reported."""
+    verdict = judge("honest_tiled", profile=True, **CUDA)
+    assert verdict.status is Status.OK, verdict.violations or verdict.mismatch or verdict.error
+    assert not any("persisting accesses" in w for w in verdict.warnings), verdict.warnings
+
+
 def test_the_reset_demotes_a_set_aside_made_in_this_process() -> None:
     torch.cuda.synchronize()  # the primary context is current on this thread
     props = torch.cuda.get_device_properties(0)

@@ -24,7 +24,7 @@ def test_a_sandboxed_candidate_worker_is_judged_on_the_gpu(tmp_path: Path) -> No
         return box.wrap_process(argv, env, tmp_path, writable)
 
     options = JudgeOptions(device="cuda", time_budget_s=5.0)
-    pool = JudgePool(worker_env(options), keep_warm=False, wrapper=confine)
+    pool = JudgePool(worker_env(options), keep_warm=False, wrapper=confine, confined=True)
     try:
         ex = EXAMPLES / "fused_swish_cuda"
         verdict = check(ex / "model.py", ex / "model_new.py", options, pool=pool)

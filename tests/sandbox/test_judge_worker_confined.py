@@ -52,12 +52,13 @@ def test_candidate_worker_runs_confined(tmp_path: Path, monkeypatch: pytest.Monk
         return box.wrap_process(argv, env, workspace, writable)
 
     opts = JudgeOptions(device="cpu", profile=False, allow=["*"])
-    pool = JudgePool(worker_env(opts), keep_warm=False, wrapper=wrapper)
+    pool = JudgePool(worker_env(opts), keep_warm=False, wrapper=wrapper, confined=True)
     try:
         verdict = check(workspace / "model.py", workspace / "model_new.py", opts, pool=pool)
     finally:
         pool.close()
     assert verdict.status is Status.OK, verdict.error
+    assert verdict.isolated and verdict.isolation == "the run's sandbox"
     assert not outside.exists()
     assert os.environ["OPENAI_API_KEY"]  # the parent keeps its key; only the worker lost it
 
@@ -72,6 +73,6 @@ def test_unconfined_worker_would_have_seen_both(tmp_path: Path,
     (workspace / "model_new.py").write_text(PROBE.format(outside=str(outside)))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-must-not-leak-0123456789")
     verdict = check(workspace / "model.py", workspace / "model_new.py",
-                    JudgeOptions(device="cpu", profile=False, allow=["*"]))
+                    JudgeOptions(device="cpu", profile=False, allow=["*"], isolation="off"))
     assert verdict.status is Status.CRASH and "OPENAI_API_KEY" in verdict.error
     assert outside.read_text() == "written by the candidate"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 from cudaopt.judge.building.caches import prune_builds
@@ -49,3 +50,35 @@ def use_content_dir(candidate: Path) -> Path:
     prune_builds(target.parent, KEEP_BUILDS)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(target)
     return target
+
+
+def seed_build(candidate: Path, shared: Path, private: Path) -> None:
+    """Copy the build of the candidate's content from the judge's `load_inline` builds
+    (`shared`) into an isolated candidate worker's own (`private`, see
+    `isolation.confine`), so an unchanged candidate is not compiled again. Links are
+    copied as links, never followed: the folder was written by candidate code."""
+    key = content_key(candidate)
+    source, target = shared / "by-content" / key, private / "by-content" / key
+    shutil.rmtree(target, ignore_errors=True)  # nothing an earlier worker left there
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+
+
+def keep_build(candidate: Path, private: Path, shared: Path) -> None:
+    """After the judgement, the build an isolated worker made of the candidate's content
+    goes back to the judge's builds, under that content's key, which the judge computed
+    from the candidate's files itself: whatever the worker wrote there is only ever
+    loaded by a later worker judging the same content, inside the same confinement."""
+    key = content_key(candidate)
+    source = private / "by-content" / key
+    if not source.is_dir() or not any(source.glob("*.so")):
+        return
+    staging = shared / "by-content" / f".{key}.{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging, symlinks=True)
+    target = shared / "by-content" / key
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.replace(staging, target)
+    except OSError:  # another judgement of the same content put its build there first
+        shutil.rmtree(staging, ignore_errors=True)

@@ -7,26 +7,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cudaopt.judge.building.extdir import seed_build
 from cudaopt.judge.checks import signal, variants
+from cudaopt.judge.checks.handover import (
+    FORGED,
+    allowed,
+    ask_reference,
+    compare_kept,
+    compare_replies,
+    reference_reply,
+)
 from cudaopt.judge.checks.streams import RULE, STALE
 from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts
-from cudaopt.judge.workers.runner import Worker, WorkerFailure
+from cudaopt.judge.workers.runner import WorkerFailure
 from cudaopt.judge.workers.session import Session
-
-
-def reference_reply(worker: Worker, timeout_s: float) -> dict[str, Any]:
-    """A reply from a reference worker; its failures blame the task, not the candidate."""
-    try:
-        return worker.receive(timeout_s)
-    except WorkerFailure as exc:
-        raise WorkerFailure("reference", str(exc), exc.reply) from exc
-
-
-def ask_reference(session: Session, op: str, timeout_s: float, worker: Worker | None = None,
-                  **args: Any) -> dict[str, Any]:
-    worker = worker or session.reference
-    worker.send(op, **args)
-    return reference_reply(worker, timeout_s)
 
 
 def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
@@ -34,6 +28,9 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     options = session.options
     say("loading task and candidate")
     init_seed, state_path = session.init_seed, session.state_path
+    session.candidate_path = candidate
+    if session.candidate.builds:  # isolated: its own builds, an earlier one copied in
+        seed_build(candidate, *session.candidate.builds)
     # the candidate imports (and JIT-builds) while the reference builds the model whose
     # weights it then loads
     session.candidate.send("import", task=str(session.pool.task_copy(task)),
@@ -114,6 +111,8 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         if not output:
             return
         reply = _compare_trial(session, out_dir, trial, signal_seed, variant is None)
+        if reply.get("forged"):
+            _add(verdict.violations, [f"{FORGED} ({reply['mismatch'][0]})"])
         if variant is not None:
             verdict.inputs_structured.append(variants.describe(variant))
         if reply["mismatch"]:
@@ -165,6 +164,7 @@ def _trial(session: Session, seed: int, refill: bool,
             return found + cand["violations"], ref["skip"]
         found += session.candidate.call("prep", timeout_s, **cand_prep)["violations"]
         cand = session.candidate.call("go", timeout_s, guard=True)
+    session.commit("v", cand)
     session.output_leaves = ref.get("leaves", session.output_leaves)
     found += cand["violations"]
     output = cand.get("output", True)
@@ -200,60 +200,6 @@ def _step(session: Session, op: str, ref_args: dict[str, Any],
     return ref, session.candidate.receive(session.options.timeout_s)
 
 
-def compare_kept(session: Session, reference: Worker, keys: list[str],
-                 out_dir: Path) -> dict[str, list[str]]:
-    """Compare the candidate's kept output copies with the reference's, key by key; a key
-    the candidate has no copy for (its output was not accepted) compares as agreeing."""
-    return {key: reply["mismatch"]
-            for key, reply in compare_replies(session, reference, keys, out_dir).items()}
-
-
-def compare_replies(session: Session, reference: Worker, keys: list[str], out_dir: Path,
-                    **extra: Any) -> dict[str, dict[str, Any]]:
-    """`compare_kept`, with the reference's whole reply per key (`extra` goes with each)."""
-    pool, timeout_s = session.pool, session.options.timeout_s
-    manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
-                                       share=pool.share_cuda)["manifests"]
-    found = {key: _compare(session, reference, key, manifests.get(key), extra) for key in keys}
-    failed = [key for key, reply in found.items() if "ipc_failed" in reply]
-    if failed:  # this machine cannot share device memory between processes: files from now
-        pool.share_cuda = False
-        session.ipc_refused = found[failed[0]]["ipc_failed"]
-        manifests = session.candidate.call("dump", timeout_s, keys=keys, out_dir=str(out_dir),
-                                           again=True)["manifests"]
-        found.update({key: _compare(session, reference, key, manifests.get(key), extra)
-                      for key in failed})
-    session.clear(out_dir)
-    return found
-
-
-def _compare(session: Session, reference: Worker, key: str,
-             manifest: dict[str, Any] | None, extra: dict[str, Any]) -> dict[str, Any]:
-    options = session.options
-    return ask_reference(session, "compare", options.timeout_s, reference, key=key,
-                         manifest=manifest, atol=options.atol, rtol=options.rtol, **extra)
-
-
-def timed_mismatch(session: Session, what: str, mismatch: str) -> str:
-    """The rule a wrong timed output broke: a stale output where the candidate gives one
-    output for two different inputs (`CandidateWorker.stale_probe`), else `what`."""
-    try:
-        seeds = [session.seed(), session.seed()]
-        same = session.candidate.call("stale_probe", session.options.timeout_s,
-                                      seeds=seeds).get("same")
-    except WorkerFailure:
-        same = False
-    if same:
-        return (f"{STALE} (a timed call's output was wrong, and two calls on different "
-                f"inputs returned the same output): {mismatch}")
-    return f"{what}: {mismatch}"
-
-
-def allowed(session: Session, found: list[str]) -> list[str]:
-    """The candidate's violations, less input mutation when the task itself mutates inputs."""
-    return [v for v in found if not (session.inputs_mutable and "modified input" in v)]
-
-
 def _trial_label(trial: int, refill: bool, variant: dict[str, Any] | None = None) -> str:
     notes = []
     if variant is not None:
@@ -283,6 +229,7 @@ def check_streams(session: Session, verdict: Verdict, say: Callable[[str], None]
     reply = cand.call("streams", timeout_s, seed=seed)
     found = found["violations"] + reply["violations"]
     if reply["replayed"]:
+        session.commit("g", reply)
         found += cand.call("finish", timeout_s, keep="g")["violations"]
         for op, args in (("prep", {"seed": seed}), ("go", {"which": "eager"}),
                          ("finish", {"keep": "g"})):

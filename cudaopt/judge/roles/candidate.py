@@ -24,6 +24,7 @@ from cudaopt.judge.checks.integrity import Integrity
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench, same_layout
 from cudaopt.judge.timing.burst import Burst
+from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import (
     Snapshot,
     draw_inputs,
@@ -127,7 +128,7 @@ class CandidateWorker:
         dev_ms, host_ms, found = self.bench.go(fn)
         found = (guard.violations() if guard else []) + found
         return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
-                "output": self.bench.last is not None}
+                "output": self.bench.last is not None, "digest": self.bench.last_digest}
 
     def stale_probe(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """After a timed call's output was wrong, two calls off the clock: on inputs drawn
@@ -176,7 +177,8 @@ class CandidateWorker:
         bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
         del graph, out
         return {"check": "graph", "replayed": True, "violations": found, "stale": stale,
-                "l2_persisting_bytes": l2_bytes}
+                "l2_persisting_bytes": l2_bytes,
+                "digest": digest(bench.last[0], dict(bench.last[1]))}
 
     def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's

@@ -24,7 +24,7 @@ from cudaopt.judge.timing.burst import Burst, fastest_mode
 from cudaopt.judge.workers import ipc
 from cudaopt.judge.workers.devlock import gpu_turn
 from cudaopt.judge.workers.tensors import compare, describe, draw_inputs, flatten, unflatten
-from cudaopt.judge.workers.transfer import read_outputs
+from cudaopt.judge.workers.transfer import manifest_digest, read_outputs
 
 
 class Stopwatch:
@@ -203,7 +203,8 @@ class ReferenceWorker:
         if found:
             raise TypeError(f"the task's Model returns something the judge cannot compare: "
                             f"{found[0]}")
-        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last)}
+        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last),
+                 "digest": self.bench.last_digest}
         if cmd.get("tolerant") and not _finite(self.bench.last[1]):
             self.bench.last = None
             reply["skip"] = "the task's Model returned non-finite values on it"
@@ -223,14 +224,20 @@ class ReferenceWorker:
         return {"memory_gib": self.bench.memory_gib()}
 
     def compare(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Compare a kept output copy with the candidate's; without a manifest, just drop it.
-        When the candidate's shared memory cannot be mapped, the copy stays for a retry."""
+        """Compare a kept output copy with the candidate's. No manifest is no output: the
+        judge names the outputs it checks, so a candidate cannot leave one out. A copy
+        whose digest is not the one its call committed to was changed after the call
+        (`forged`). When the candidate's shared memory cannot be mapped, the copy stays
+        for a retry."""
         skeleton, leaves = self.bench.kept.pop(cmd["key"])
         if cmd["manifest"] is None:
-            return {"mismatch": []}
+            return {"mismatch": ["the candidate handed over no output for this call"]}
         ref = unflatten(skeleton, dict(leaves))
         try:
             with read_outputs(cmd["manifest"], self.bench.device) as cand:
+                if manifest_digest(cmd["manifest"], cand) != cmd["digest"]:
+                    return {"mismatch": ["its digest differs from the one committed when the "
+                                         "call returned"], "forged": True}
                 reply = {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
                 if cmd.get("signal"):
                     reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
@@ -239,7 +246,7 @@ class ReferenceWorker:
             self.bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
             return {"mismatch": [f"the candidate's output could not be read: {exc}"],
                     "ipc_failed": str(exc)}
-        except (KeyError, ValueError, TypeError) as exc:  # a manifest the judge did not write
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:  # not the judge's
             return {"mismatch": [f"the candidate's output could not be read: {exc!r}"]}
 
     def _track(self, leaves: list[Any], cand: Any, cmd: dict[str, Any],

@@ -6,12 +6,15 @@ Every call, checked or timed, for the reference and the candidate alike, takes t
   its inputs as they were drawn), draw fresh inputs from the given seed, or refill the
   previous call's tensors with them (same objects, same memory, new values, so a result
   cached by tensor identity, pointer or shape comes out stale), and flush the cache;
-- `go`: one timed call, then an immediate copy of its outputs, before the reply is sent.
+- `go`: one timed call, then an immediate copy of its outputs and the digest that binds
+  them (see `digest`), before the reply is sent.
 
 Whether a call's outputs are checked is decided by the parent after `go` has answered, so
-nothing in the worker's process knows it while the call runs. Both workers do the same work
-around a call, so the parent's clock sees the same overhead around a baseline call and a
-candidate call, and the difference is the call itself.
+nothing in the worker's process knows it while the call runs, and the digest in the reply
+binds the copy the worker may later be asked for. Both workers do the same work around a
+call, so the parent's clock sees the same overhead around a baseline call and a candidate
+call, and the difference is the call itself: that clock, from the `prep` that hands over
+the seed to the `go` reply, is what the candidate's time is credited from (`crosscheck`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import torch
 from cudaopt.judge.checks.variants import derive
 from cudaopt.judge.timing import l2
 from cudaopt.judge.timing.timer import CallTimer
+from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import Snapshot, draw_inputs, fingerprint, snapshot
 
 _copy = torch.Tensor.copy_
@@ -39,8 +43,12 @@ class Bench:
         self.inputs: list[Any] = []
         self.prints: list[Any] = []
         self.last: Snapshot | None = None
+        self.last_digest = ""  # the commitment to `last` (see `digest`)
         self.kept: dict[str, Snapshot] = {}
         self.l2_persisting_bytes = 0  # the largest persisting-L2 set-aside reset (see `l2`)
+        # the set-aside the device had before anything of the candidate's ran (an H200
+        # reports 11.25 MiB on its own): finding it at the first reset is no one's doing
+        self.l2_expected = l2.persisting_bytes() if self.timer.cuda else 0
 
     def prep(self, seed: int, refill: bool, keep: str | None,
              variant: dict[str, Any] | None = None) -> list[str]:
@@ -60,7 +68,10 @@ class Bench:
         self.inputs = fresh
         self.prints = fingerprint(fresh)
         if self.timer.cuda:
-            self.l2_persisting_bytes = max(self.l2_persisting_bytes, l2.reset_persisting())
+            found = l2.reset_persisting()
+            if found and found != self.l2_expected:
+                self.l2_persisting_bytes = max(self.l2_persisting_bytes, found)
+            self.l2_expected = 0  # the reset leaves none
         self.timer.prepare()
         return found
 
@@ -87,12 +98,15 @@ class Bench:
         self.inputs, self.prints, self.last = [], [], None
 
     def go(self, fn: Callable[..., Any]) -> tuple[float, float, list[str]]:
-        """Time one call on the prepared inputs and copy its outputs at once."""
+        """Time one call on the prepared inputs, copy its outputs at once and bind the copy
+        (`last_digest`, for the reply)."""
+        self.last_digest = ""
         dev_ms, host_ms, out = self.timer.time(fn, self.inputs)
         try:
             self.last = snapshot(out)
         except TypeError as exc:
             return dev_ms, host_ms, [f"output not accepted: {exc}"]
+        self.last_digest = digest(self.last[0], dict(self.last[1]))
         self.timer.sync()  # the copy is complete before the reply goes out
         return dev_ms, host_ms, []
 

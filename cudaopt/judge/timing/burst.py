@@ -26,6 +26,7 @@ from torch.profiler import ProfilerActivity
 from torch.profiler import profile as _profile
 
 from cudaopt.judge.timing.bench import Bench
+from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import draw_inputs, snapshot
 
 _perf = time.perf_counter
@@ -81,9 +82,10 @@ class Burst:
         else:
             ms, host_ms, outs = self._timed(fn, timed, cmd.get("keep", False))
             reply = {}
-        found = self._keep(outs)
+        found, digests = self._keep(outs)
         self.held = sets
-        return {**reply, "calls": len(timed), "ms": ms, "host_ms": host_ms, "violations": found}
+        return {**reply, "calls": len(timed), "ms": ms, "host_ms": host_ms, "violations": found,
+                "digests": digests}
 
     def release(self) -> None:
         """Hold nothing: no input sets, no copies of outputs (an idle worker's memory)."""
@@ -137,16 +139,19 @@ class Burst:
         ms = _elapsed(start, end) / len(sets) if cuda else host_ms
         return ms, host_ms, outs
 
-    def _keep(self, outs: list[Any]) -> list[str]:
-        """Copy each call's outputs (after the burst: nothing in it is timed any more)."""
+    def _keep(self, outs: list[Any]) -> tuple[list[str], dict[str, str]]:
+        """Copy each call's outputs and bind each copy by its digest (after the burst's
+        events, before its reply: the judge's clock still runs, see `digest`)."""
+        digests: dict[str, str] = {}
         for i in range(len(outs)):
             out, outs[i] = outs[i], None
             try:
-                self.bench.kept[f"{KEY}{i}"] = snapshot(out)
+                snap = self.bench.kept[f"{KEY}{i}"] = snapshot(out)
             except TypeError as exc:
-                return [f"output not accepted: {exc}"]
+                return [f"output not accepted: {exc}"], digests
+            digests[f"{KEY}{i}"] = digest(snap[0], dict(snap[1]))
         self.bench.timer.sync()
-        return []
+        return [], digests
 
 
 def breakdown(events: Any, calls: int, call_ms: float, cuda: bool) -> dict[str, Any]:

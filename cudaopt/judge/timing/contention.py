@@ -46,7 +46,11 @@ class Probe:
     """Readings at the start of a measurement and at its `reasons`."""
 
     def __init__(self, pids: list[int], root: int | None = None):
-        self.pids = pids
+        """`pids`: the timed workers, with whatever they run in (an isolated candidate's
+        worker is a child of its bubblewrap, which the judge started)."""
+        table = _processes()
+        self.pids = sorted({found for pid in pids for found in _descendants(table, pid)}
+                           | set(pids))
         self.root = root or os.getpid()
         self.cpus = _cpus(pids)
         self.start = self._read()

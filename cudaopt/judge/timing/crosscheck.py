@@ -1,22 +1,24 @@
 """The candidate's self-reported times against clocks it cannot touch.
 
 The candidate process times its own calls (device events, a host clock), and everything in
-that process is within the candidate's reach. Two clocks are not:
+that process is within the candidate's reach: its clocks can be rewritten below Python, its
+replies forged. Its time is therefore credited from a clock it cannot touch:
 
+- the parent process's clock brackets each call from the outside, from the `prep` message
+  that hands the worker its seed to the `go` reply that commits to the outputs (see
+  `bench`, `digest`). The same protocol around a baseline call, in a process that never
+  imported the candidate, costs what that clock shows beyond the baseline's own device
+  time; what remains of the candidate's window is the call itself, however its clocks were
+  patched, plus whatever it did with its inputs before the call (a hook on their draw) or
+  with its outputs before committing to them. Each call is credited the larger of that and
+  its own events (`credit_window`): scheduling noise only ever adds time, so an honest
+  call's median stays its events, and a forged clock buys nothing.
 - the host clock of the candidate process spans each call plus a device-wide synchronize,
-  so work left running on a side stream shows up there even when it escapes the events;
-- the parent process's clock brackets each call from the outside, from the message that
-  starts it to the reply sent after its outputs were copied. The overhead around the call
-  is measured on the baseline calls, which go through the same protocol in a process that
-  never imported the candidate; what remains is the call itself, however the candidate's
-  own clocks were patched, plus whatever ran outside them before the reply (a hook, a lazily
-  computed output).
+  so work left running on a side stream shows up there, with less noise than the parent's
+  clock (`credited_clock`); it can only ever add to the candidate's time.
 
-The parent's clock is read at its fastest call: scheduling noise only ever adds time, and
-work done inside the window is there on every call, the fastest included. (Work done after
-the reply cannot reach the output: outputs are copied before the reply goes out.) The
-tolerance grows with the noise seen on the baseline calls, so a busy machine raises no false
-alarm; on a quiet one the check is tight.
+A clock forged by far is also refused (`cross_check`): the tolerance grows with the noise
+seen on the baseline calls, so a busy machine raises no false alarm.
 """
 
 from __future__ import annotations
@@ -83,12 +85,7 @@ def credited_clock(rounds: list[dict[str, list[float]]], margin: float) -> tuple
     baselines (both processes take that clock the same way), also sees work left behind.
     When it says the call is slower than the events do, by more than the margin plus the
     spread of what it subtracts, it is credited: ("candidate_host", why). None when the
-    events stand.
-
-    The judge's own clock is not credited: around each call it also holds the candidate
-    process's own bookkeeping (integrity checks, output copies), which the baselines' overhead
-    does not measure, so it would charge honest microsecond kernels for the judge's work. It
-    stays a cross-check with a tolerance (`cross_check`), against forged clocks."""
+    events stand. (The judge's own clock is credited after this, see `credit_window`.)"""
     events = statistics.median(x for r in rounds for x in r["candidate"])
     subtract = sorted(x for r in rounds for x in r["gap"])
     if len(subtract) < 2:
@@ -109,3 +106,20 @@ def credit(rounds: list[dict[str, list[float]]], clock: str) -> None:
     for r in rounds:
         r["candidate"] = [max(t - cost, e) for t, e in zip(r[clock], r["candidate"],
                                                             strict=True)]
+
+
+def credit_window(rounds: list[dict[str, list[float]]], margin: float) -> str | None:
+    """Credit each candidate call the larger of its time so far and the judge's own clock
+    around it less the round's median protocol cost on the baseline calls (`protocol`:
+    window less events). Returns a note when that moved the candidate's median by more
+    than the margin, else None."""
+    before = statistics.median(x for r in rounds for x in r["candidate"])
+    for r in rounds:
+        cost = statistics.median(r["protocol"])
+        r["candidate"] = [max(t, w - cost) for t, w in zip(r["candidate"],
+                                                             r["candidate_window"], strict=True)]
+    after = statistics.median(x for r in rounds for x in r["candidate"])
+    if after <= before * (1 + margin):
+        return None
+    return (f"by the judge's own clock the candidate's calls took {after:.4f} ms, by its own "
+            f"{before:.4f} ms: the judge's clock is credited")

@@ -15,9 +15,15 @@ import statistics
 import time
 from collections.abc import Callable
 
-from cudaopt.judge.checks.verify import ask_reference, reference_reply
+from cudaopt.judge.checks.handover import ask_reference, reference_reply
 from cudaopt.judge.timing import contention, noise
-from cudaopt.judge.timing.crosscheck import credit, credited_clock, cross_check, settle
+from cudaopt.judge.timing.crosscheck import (
+    credit,
+    credit_window,
+    credited_clock,
+    cross_check,
+    settle,
+)
 from cudaopt.judge.timing.noise import Samples
 from cudaopt.judge.timing.rounds import Plan, timed_round
 from cudaopt.judge.timing.timer import calls_per_round, summarize
@@ -187,13 +193,18 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
     events = [x for r in rounds for x in r["candidate"]]
     rounds = [dict(r) for r in rounds]
     slower = credited_clock(rounds, margin)
+    notes = []
     if slower:
         credit(rounds, slower[0])
-        note = (f"the call's work is not all seen by events on the current stream: {slower[1]};"
-                " the slower clock is credited (a time never excludes work the call caused)")
+        notes.append(f"the call's work is not all seen by events on the current stream: "
+                     f"{slower[1]}; the slower clock is credited (a time never excludes work "
+                     "the call caused)")
+    judged = credit_window(rounds, margin)
+    notes += [judged] if judged else []
+    for note in notes:
         verdict.warnings = [w for w in verdict.warnings if not w.startswith(note[:40])] + [note]
     pooled = {n: [x for r in rounds for x in r[n]]
-              for n in [*names, "candidate", "candidate_host", "candidate_wall", "overhead",
+              for n in [*names, "candidate", "candidate_host", "candidate_window", "overhead",
                         "gap"]}
     verdict.eager = Timing(**summarize(pooled["eager"]))
     verdict.candidate = Timing(**summarize(pooled["candidate"], pooled["candidate_host"]))
@@ -205,4 +216,4 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
         setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
         setattr(verdict, f"speedup_vs_{name}_low", low)
     return cross_check(Timing(**summarize(events, pooled["candidate_host"])),
-                       pooled["candidate_wall"], pooled["overhead"], pooled["gap"])
+                       pooled["candidate_window"], pooled["overhead"], pooled["gap"])

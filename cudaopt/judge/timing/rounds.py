@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, timed_mismatch
+from cudaopt.judge.checks.handover import allowed, ask_reference, compare_kept, timed_mismatch
 from cudaopt.judge.timing.noise import Samples
 from cudaopt.judge.verdict.verdict import Verdict, add_parts, phase
+from cudaopt.judge.workers.replies import number
 from cudaopt.judge.workers.runner import Worker
 from cudaopt.judge.workers.session import Session
 
@@ -67,35 +68,42 @@ def timed_round(session: Session, names: list[str], plan: Plan, verdict: Verdict
 
 
 def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samples:
-    """All calls of one contestant in a round; the parent's clock brackets each `go`, from
-    the message to the reply sent after the outputs were copied."""
+    """All calls of one contestant in a round. The parent's clock brackets each call from
+    the `prep` that hands over its seed to the `go` reply that commits to its outputs: the
+    window in which the worker can know its inputs and still change what it returns, so
+    whatever the worker does there (drawing inputs, a hook on the draw, the call, the copy)
+    is on this clock, which no worker can touch."""
     candidate = name == "candidate"
     worker = session.candidate if candidate else session.baseline
     kept = candidate or name == "eager"  # eager's outputs are the reference for the checks
-    ms: list[float] = []
-    host: list[float] = []
-    wall: list[float] = []
+    found: Samples = {"events": [], "host": [], "window": []}
     keep = None
     for i, seed in enumerate(plan.seeds):
+        start = time.perf_counter()
         with phase(verdict, "timing.inputs"):
             _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
                  keep=keep)
         args = {"guard": plan.guard[i]} if candidate else {"which": name}
-        start = time.perf_counter()
+        went = time.perf_counter()
         reply = _ask(session, worker, candidate, verdict, "go", **args)
-        wall_ms = (time.perf_counter() - start) * 1e3
-        add_parts(verdict, "timing", {"calls": wall_ms / 1e3})
-        if not (candidate and plan.guard[i]):
-            ms.append(reply["ms"])
-            host.append(reply["host_ms"])
-            wall.append(wall_ms)
+        done = time.perf_counter()
+        add_parts(verdict, "timing", {"calls": done - went})
         keep = f"t{i}" if kept and i in plan.checked else None
+        if keep:
+            session.commit(keep, reply, candidate)
+        if not (candidate and plan.guard[i]):
+            found["events"].append(number(reply, "ms"))
+            found["host"].append(number(reply, "host_ms"))
+            found["window"].append((done - start) * 1e3)
     reply = _ask(session, worker, candidate, verdict, "finish", keep=keep)
     session.note_memory("candidate" if candidate else "baseline", reply)
     if candidate:
-        return {"candidate": ms, "candidate_host": host, "candidate_wall": wall}
-    return {name: ms, "overhead": [w - h for w, h in zip(wall, host, strict=True)],
-            "gap": [h - m for h, m in zip(host, ms, strict=True)]}
+        return {"candidate": found["events"], "candidate_host": found["host"],
+                "candidate_window": found["window"]}
+    return {name: found["events"],
+            "overhead": [w - h for w, h in zip(found["window"], found["host"], strict=True)],
+            "protocol": [w - e for w, e in zip(found["window"], found["events"], strict=True)],
+            "gap": [h - m for h, m in zip(found["host"], found["events"], strict=True)]}
 
 
 def _ask(session: Session, worker: Worker, candidate: bool, verdict: Verdict, op: str,

@@ -11,15 +11,17 @@ figure. Nothing here changes the cold figures; the reward asks both protocols to
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
 from cudaopt.judge.building.caches import cache_root
-from cudaopt.judge.checks.verify import allowed, ask_reference, compare_kept, timed_mismatch
+from cudaopt.judge.checks.handover import allowed, ask_reference, compare_kept, timed_mismatch
 from cudaopt.judge.timing import roofline
 from cudaopt.judge.timing.burst import KEY
 from cudaopt.judge.timing.timer import calls_per_round
 from cudaopt.judge.verdict.verdict import Verdict, phase
+from cudaopt.judge.workers.replies import number, strings
 from cudaopt.judge.workers.session import Session
 from cudaopt.judge.workers.tensors import dtype_named
 
@@ -120,14 +122,23 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
 
 def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
            **args: Any) -> dict[str, Any]:
+    """One contestant's burst. `wall_ms` is the judge's own clock around the request (from
+    the seeds handed over to the reply that commits to the outputs), set here over
+    whatever the worker replied."""
     timeout = session.options.timeout_s
+    start = time.perf_counter()
     if name != "candidate":
-        return ask_reference(session, "burst", timeout, session.baseline, which=name,
-                             seeds=seeds, **args)
+        reply = ask_reference(session, "burst", timeout, session.baseline, which=name,
+                              seeds=seeds, **args)
+        return {**reply, "wall_ms": (time.perf_counter() - start) * 1e3}
     reply = session.candidate.call("burst", timeout, seeds=seeds, **args)
-    found = allowed(session, reply["violations"])
+    wall_ms = (time.perf_counter() - start) * 1e3
+    digests = reply.get("digests") if isinstance(reply.get("digests"), dict) else {}
+    for key in digests:
+        session.commit(str(key), {"digest": digests[key]})
+    found = allowed(session, strings(reply, "violations"))
     verdict.violations.extend(v for v in found if v not in verdict.violations)
-    return reply
+    return {**reply, "ms": number(reply, "ms"), "wall_ms": wall_ms}
 
 
 def _release(session: Session) -> None:
@@ -152,18 +163,21 @@ def _mode(name: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
-def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
-    """The candidate's per-call time: events, unless the host clock around the burst saw more
-    than launching and synchronizing cost the baselines (work the events did not cover)."""
-    gap = statistics.median(rnd[n]["host_ms"] - rnd[n]["ms"] for n in names)
-    cand = rnd["candidate"]
-    return max(cand["ms"], cand["host_ms"] - gap)
+def _credited(rnd: dict[str, dict[str, Any]]) -> float:
+    """The candidate's per-call time, from the judge's own clock around its burst less what
+    the same request costs eager beyond its calls (drawing the input sets, the warm-up
+    call, the copies and their digests); its own events where they say more. The
+    candidate's clocks and its count of calls are its own to forge: eager's count stands."""
+    eager, cand = rnd["eager"], rnd["candidate"]
+    calls = max(1, int(eager["calls"]))
+    protocol_ms = eager["wall_ms"] - eager["ms"] * calls
+    return max(cand["ms"], (cand["wall_ms"] - protocol_ms) / calls)
 
 
 def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
               calls: int) -> dict[str, Any]:
     """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
-    cand = [_credited(r, names) for r in rounds]
+    cand = [_credited(r) for r in rounds]
     modes = [n for n in names if n != "eager"]
     per_mode = {_mode(n): statistics.median(r[n]["ms"] for r in rounds) for n in modes}
     warm: dict[str, Any] = {"protocol": PROTOCOL, "calls": calls, "rounds": len(rounds),

@@ -6,10 +6,14 @@ before anything starts, so a missing GPU is one clear error, not a worker's cras
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudaopt.task import BadInput
+
+ISOLATION_ENV = "CUDAOPT_ISOLATION"
+ISOLATION_MODES = ("required", "optional", "off")
 
 
 @dataclass
@@ -45,6 +49,20 @@ class JudgeOptions:
     build_dir: Path | None = None
     threads: int | None = None  # CPU: torch threads for baselines and candidate alike
     cache_dir: Path | None = None  # torch.compile / load_inline caches; default user cache
+    # the candidate's worker in namespaces of its own (see `isolation`): "required" (no
+    # speed milestone where the machine cannot isolate), "optional" (speed milestones
+    # there too, the verdict saying so), "off" (never isolated, as inside a run whose own
+    # sandbox is off); `CUDAOPT_ISOLATION` sets the default
+    isolation: str = field(default_factory=lambda: os.environ.get(ISOLATION_ENV, "required"))
+
+
+def sandbox_off(options: JudgeOptions) -> JudgeOptions:
+    """The options of a front end whose user turned its sandbox off (`--sandbox none`):
+    the judge still isolates the candidate where it can, and where it cannot, speed
+    milestones stand (the verdict says so), as the user chose to trust this code."""
+    from dataclasses import replace
+
+    return replace(options, isolation="optional") if options.isolation == "required" else options
 
 
 def resolve_device(requested: str | None) -> str:

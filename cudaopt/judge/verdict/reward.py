@@ -9,12 +9,13 @@ from __future__ import annotations
 from cudaopt.judge.verdict.verdict import Verdict
 
 
-def milestone_reward(verdict: Verdict, margin: float) -> float:
+def milestone_reward(verdict: Verdict, margin: float, isolation_required: bool = False) -> float:
     """CUDA Agent's milestone reward: -1 broken, 1 correct, 2 beats eager, 3 beats both.
 
     Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing.
-    "Beats" holds under both protocols, per call (cold) and back to back (warm), and a
-    `noisy` verdict earns no speed milestone at all.
+    "Beats" holds under both protocols, per call (cold) and back to back (warm); a `noisy`
+    verdict earns no speed milestone at all, nor does one whose candidate ran beside the
+    judge's other processes when `isolation_required` (it could have slowed them).
     """
     if not verdict.clean:
         return -1.0
@@ -23,8 +24,8 @@ def milestone_reward(verdict: Verdict, margin: float) -> float:
         verdict, "eager", floor)
     beats_compile = (verdict.speedup_vs_compile_low or 0.0) > floor and warm_beats(
         verdict, "compile", floor)
-    if verdict.noisy:
-        return 1.0  # a speed milestone needs measurements that hold still
+    if verdict.noisy or (isolation_required and not verdict.isolated):
+        return 1.0  # a speed milestone needs measurements that hold still, and no reach
     if beats_eager and beats_compile:
         return 3.0
     return 2.0 if beats_eager else 1.0

@@ -87,6 +87,10 @@ class Verdict:
     speedup_vs_compile_low: float | None = None
     remeasured: bool = False
     noisy: bool = False  # measurements unreliable even when re-measured: no speed reward
+    # how the candidate's worker was confined (`isolation`); not isolated, a speed
+    # milestone needs the user's consent (`JudgeOptions.isolation`)
+    isolated: bool = False
+    isolation: str = ""
     threads: int | None = None  # CPU: torch intra-op threads of the baselines and candidate
     timing_cpu: int | None = None  # CUDA: the one CPU both contestants were timed from
     stream_check: str = ""  # CUDA: how stream ordering was checked (graph capture, snapshot)

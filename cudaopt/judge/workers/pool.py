@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
+from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, confine
 from cudaopt.judge.workers.runner import PREWARM_ENV, Worker, WorkerFailure
 
 #: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
@@ -50,11 +51,16 @@ class JudgePool:
     An agent's pool judges one task many times and keeps its processes loaded instead."""
 
     def __init__(self, env: dict[str, str], keep_warm: bool = True,
-                 wrapper: Wrapper | None = None, ahead: bool = False):
+                 wrapper: Wrapper | None = None, ahead: bool = False, isolate: bool = True,
+                 confined: bool = False):
+        """`confined`: `wrapper` already puts the candidate in namespaces of its own (a
+        run's sandbox); else, with `isolate`, the pool does (see `isolation`)."""
         self.env = env
         self.keep_warm = keep_warm
         self.wrapper = wrapper
         self.ahead = ahead
+        self.isolate = isolate and not confined
+        self._isolation: Isolation | None = SANDBOXED if confined else None
         self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
         self.init_seed = int.from_bytes(os.urandom(7), "little")
         # the device: timings must not overlap (others share it: an executor's slot lock)
@@ -105,16 +111,33 @@ class JudgePool:
         judge on the GPU."""
         return self._turn_lock() if device == "cuda" else nullcontext()
 
+    @property
+    def isolation(self) -> Isolation:
+        """How this pool's candidate workers are confined (probed once)."""
+        if self._isolation is None:
+            self._isolation = Isolation.probe() if self.isolate else Isolation(
+                False, "none: turned off (--isolation off)")
+        return self._isolation
+
     def _new_candidate(self) -> Worker:
-        env = self.env  # no GPU turn: see `candidate_turn`
-        if self.wrapper is None:
-            return Worker("candidate", self._log("candidate"), env)
-        wrapper, scratch = self.wrapper, self.scratch
+        """No GPU turn in its environment: see `candidate_turn`."""
+        log = self._log("candidate")
+        own = self.scratch / log.stem
+        placed: dict[str, Path] = {}
+        confine_here = self.isolate and self.isolation.isolated
 
         def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-            return wrapper(argv, env, [scratch])
+            if self.wrapper is not None:
+                argv, env = self.wrapper(argv, env, [self.scratch])
+            if not confine_here:
+                return argv, env
+            placed["builds"] = Path(env["TORCH_EXTENSIONS_DIR"])
+            return confine(argv, env, [self.scratch], own)
 
-        return Worker("candidate", self._log("candidate"), env, wrap=wrap)
+        worker = Worker("candidate", log, self.env, wrap=wrap)
+        if placed:
+            worker.builds = (placed["builds"], own / "builds")
+        return worker
 
     def task_copy(self, task: Path) -> Path:
         """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a

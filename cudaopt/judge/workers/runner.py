@@ -56,12 +56,30 @@ class WorkerFailure(Exception):
         self.reply = reply or {}
 
 
+def _hostile(reply: Any) -> None:
+    """A candidate's reply is whatever its code chose to send (it can rewrite its worker):
+    the fields every step reads must have their types, or the reply is the candidate's
+    crash, not the judge's."""
+    if not isinstance(reply, dict):
+        raise WorkerFailure("crash", f"the candidate's worker replied {str(reply)[:80]!r}")
+    found = reply.get("violations", [])
+    if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+        raise WorkerFailure("crash", "the candidate's worker sent malformed violations")
+    for key in ("ms", "host_ms"):
+        value = reply.get(key, 0.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0 <= value < float("inf")):
+            raise WorkerFailure("crash", f"the candidate's worker sent a malformed {key}")
+
+
 class Worker:
     def __init__(self, role: str, log_path: Path, env: dict[str, str],
                  wrap: Wrap | None = None):
         self.role = role
         self.log_path = log_path
         self.pending = 0  # messages sent whose reply has not been read: a reused worker needs 0
+        # an isolated candidate's `load_inline` builds: (the judge's folder, the worker's own)
+        self.builds: tuple[Path, Path] | None = None
         read_fd, write_fd = os.pipe()
         self._log = open(log_path, "wb")
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
@@ -110,6 +128,8 @@ class Worker:
             reply = json.loads(line)
         except json.JSONDecodeError as exc:
             raise WorkerFailure("crash", f"garbled reply from worker: {line[:200]!r}") from exc
+        if self.role == "candidate":
+            _hostile(reply)
         if not reply.get("ok", False):
             raise WorkerFailure(reply.get("kind", "error"), reply.get("error", "?"), reply)
         return reply

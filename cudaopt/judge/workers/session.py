@@ -10,8 +10,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from cudaopt.judge.building.extdir import keep_build
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.pool import JudgePool, Loaded
+from cudaopt.judge.workers.replies import digest_of
 
 
 def cpu_threads(options: JudgeOptions) -> int:
@@ -52,6 +54,9 @@ class Session:
         self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
         self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
         self.threads = cpu_threads(options) if device == "cpu" else None
+        self.candidate_path: Path | None = None  # the model_new.py being judged
+        # what the candidate committed to for each kept output (see `digest`), by key
+        self.committed: dict[str, str] = {}
 
     def start_baseline(self, task: Path) -> None:
         """The process that times eager and torch.compile, started (or found warm) first so
@@ -69,6 +74,12 @@ class Session:
                                seeds=[self.seed(), self.seed()])
             self.baseline_pending.append(options.build_timeout_s)
             self._baseline.compiled = options.compile_mode
+
+    def commit(self, key: str, reply: dict[str, Any], candidate: bool = True) -> None:
+        """Remember the digest a candidate's call committed its outputs to, for the output
+        kept under `key`; the reference's own copies need no commitment."""
+        if candidate:
+            self.committed[key] = digest_of(reply)
 
     def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
         if reply.get("memory_gib") is not None:
@@ -101,8 +112,12 @@ class Session:
         path.mkdir()
 
     def close(self) -> None:
-        """The candidate worker always goes; the pool decides which reference workers stay."""
+        """The candidate worker always goes (an isolated one's build is kept for the next
+        judgement of the same content); the pool decides which reference workers stay."""
         self.candidate.close()
+        if self.candidate.builds and self.candidate_path is not None:
+            shared, private = self.candidate.builds
+            keep_build(self.candidate_path, private, shared)
         reference = None
         if self.reference_info is not None:
             reference = Loaded(self.reference, self.reference_info)

@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from cudaopt.judge.workers import ipc
-from cudaopt.judge.workers.tensors import Snapshot, unflatten
+from cudaopt.judge.workers.digest import digest, leaf_paths
+from cudaopt.judge.workers.tensors import Snapshot, flatten, unflatten
 
 _copy = torch.Tensor.copy_
 _DTYPES = {str(d): d for d in (
@@ -87,3 +88,13 @@ def _leaf(meta: dict[str, Any], device: torch.device,
     else:
         raw = torch.from_file(meta["file"], shared=False, size=nbytes, dtype=torch.uint8)
     return raw.view(dtype).reshape(meta["shape"]).to(device)
+
+
+def manifest_digest(manifest: dict[str, Any], outputs: Any) -> str:
+    """The digest (see `digest`) of the outputs `read_outputs` made of `manifest`: its
+    leaves come back in the order its skeleton lists them."""
+    tensors = [t for _, t in flatten(outputs)[1]]
+    paths = leaf_paths(manifest["skeleton"])
+    if len(paths) != len(tensors):
+        raise ValueError("the manifest's skeleton and its tensors disagree")
+    return digest(manifest["skeleton"], dict(zip(paths, tensors, strict=True)))

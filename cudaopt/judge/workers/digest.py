@@ -1,0 +1,112 @@
+"""A call's outputs bound the moment it returns: the commitment a worker sends with its reply.
+
+A worker keeps the copies of its outputs in its own memory until the judge asks for the ones
+it checks, and in the candidate's process that memory is the candidate's: it could write the
+right answer into a copy once the clock has stopped and it has learnt which call is checked.
+So every call's reply carries a digest of its outputs, computed before the reply leaves,
+and the reference worker recomputes the digest of whatever the candidate later hands over:
+a copy changed after the call no longer matches. To match it anyway, the candidate would
+have had to know the right answer's digest when the call returned, that is, to have
+computed the answer inside the time the judge's own clock charges to the call.
+
+The digest reads every byte. An output may differ from the reference's within tolerance,
+which leaves a candidate freedom in the low bits of every element: a sum of per-element
+terms (any linear or additive digest) could be steered to a committed value by choosing
+those bits, so elements are folded pairwise, up a tree, by a mixing function that is not
+symmetric in its arguments (the order of elements counts), in two independent 64-bit lanes
+(matching a 128-bit state by meeting in the middle costs about 2^64 work), until a few
+thousand values are left, which SHA-256 takes from there. Each tree level is a few
+whole-tensor integer operations, so the digest runs on the output's own device (a GPU
+reads a multi-GiB output in milliseconds), and gives the same value on any device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import torch
+
+# Each lane: (multiplier of the right argument, multiplier after mixing, shift), odd
+# multipliers so that no bit of an argument is lost. Python ints past int64 are stored
+# as their two's-complement value.
+_LANES = ((0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 29), (0x94D049BB133111EB,
+                                                         0xD6E8FEB86659FD93, 31))
+_CHUNK_WORDS = 1 << 23  # 64 MiB of words folded at once: temporaries stay small
+_TOP = 4096  # values of a lane left to SHA-256
+_T = torch.Tensor
+_view, _reshape, _contiguous, _cpu, _numpy = (_T.view, _T.reshape, _T.contiguous, _T.cpu,
+                                              _T.numpy)
+_xor, _mul, _shr = torch.bitwise_xor, torch.mul, torch.bitwise_right_shift
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+_MIX = tuple((_signed(k), _signed(m), s) for k, m, s in _LANES)
+
+
+def _mix(a: torch.Tensor, b: torch.Tensor, lane: int) -> torch.Tensor:
+    """One level of one lane: a new tensor, never a view of the output."""
+    k, m, shift = _MIX[lane]
+    t = _mul(b, k)
+    t = _xor(t, a, out=t)
+    t = _mul(t, m, out=t)
+    return _xor(t, _shr(t, shift), out=t)
+
+
+def _fold(words: torch.Tensor, lane: int) -> torch.Tensor:
+    """The tree of one chunk, down to at most `_TOP` values (an odd element out at a
+    level is folded into that level's last value)."""
+    level = words
+    while level.numel() > _TOP:
+        n = level.numel()
+        pairs = _mix(level[0:n - 1:2], level[1:n:2], lane)
+        if n % 2:
+            pairs[-1:] = _mix(pairs[-1:], level[n - 1:], lane)
+        level = pairs
+    return level
+
+
+def _host_bytes(t: torch.Tensor) -> bytes:
+    return _numpy(_cpu(t)).tobytes()
+
+
+def _update(h: Any, t: torch.Tensor) -> None:
+    """Feed a tensor's bytes to `h`: through both lanes' trees where it is large."""
+    raw = _view(_reshape(_contiguous(t), -1), torch.uint8)
+    whole = raw.numel() // 8 * 8
+    words = _view(raw[:whole], torch.int64)
+    if words.numel() <= _TOP:
+        h.update(_host_bytes(raw))
+        return
+    for start in range(0, words.numel(), _CHUNK_WORDS):
+        chunk = words[start:start + _CHUNK_WORDS]
+        for lane in range(len(_MIX)):
+            h.update(_host_bytes(_fold(chunk, lane)))
+    h.update(_host_bytes(raw[whole:]))
+
+
+def leaf_paths(skeleton: Any) -> list[str]:
+    """The tensor leaves of an output skeleton (see `tensors.flatten`), in order."""
+    (kind, value), = skeleton.items()
+    if kind == "tensor":
+        return [value]
+    if kind in ("list", "tuple"):
+        return [p for item in value for p in leaf_paths(item)]
+    if kind == "dict":
+        return [p for item in value.values() for p in leaf_paths(item)]
+    return []
+
+
+def digest(skeleton: Any, tensors: dict[str, torch.Tensor]) -> str:
+    """The commitment to a call's outputs: their structure, every leaf's dtype and shape,
+    and every byte."""
+    h = hashlib.sha256(json.dumps(skeleton, sort_keys=True).encode())
+    for path in leaf_paths(skeleton):
+        t = tensors[path]
+        h.update(f"\0{t.dtype}\0{tuple(t.shape)}\0".encode())
+        _update(h, t)
+    return h.hexdigest()

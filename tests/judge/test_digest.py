@@ -1,0 +1,45 @@
+"""The commitment a worker sends with each call's reply binds every byte of its outputs,
+their order, dtypes, shapes and structure (see `digest`)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cudaopt.judge.workers.digest import digest
+
+
+def _one(t: torch.Tensor) -> str:
+    return digest({"tensor": "out"}, {"out": t})
+
+
+@pytest.mark.parametrize("numel", [3, 4096, 300_001])
+def test_any_change_of_one_element_or_of_the_order_changes_the_digest(numel: int) -> None:
+    x = torch.randn(numel)
+    assert _one(x) == _one(x.clone())
+    nudged = x.clone()
+    nudged[numel // 2] = torch.nextafter(nudged[numel // 2], torch.tensor(10.0))  # one ulp
+    swapped = x.clone()
+    swapped[0], swapped[1] = x[1], x[0]
+    assert _one(nudged) != _one(x) and _one(swapped) != _one(x)
+
+
+def test_the_structure_dtype_and_shape_count_too() -> None:
+    x = torch.randn(4, 6)
+    assert _one(x) != _one(x.reshape(6, 4))
+    assert _one(x) != _one(x.view(torch.int32))
+    pair = {"tuple": [{"tensor": "a"}, {"tensor": "b"}]}
+    assert digest(pair, {"a": x, "b": x}) != digest({"list": pair["tuple"]}, {"a": x, "b": x})
+
+
+def test_a_strided_view_digests_as_its_contiguous_copy() -> None:
+    x = torch.randn(300, 500).t()
+    assert _one(x) == _one(x.contiguous())
+
+
+@pytest.mark.gpu
+def test_a_device_tensor_digests_as_its_host_copy() -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x = torch.randn(3_000_001, device="cuda")
+    assert _one(x) == _one(x.cpu())
