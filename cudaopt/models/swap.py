@@ -3,11 +3,14 @@
 The candidate's kernels are built as the judge builds them, `ModelNew` is made with its
 task's init inputs, and each replaced submodule's weights are carried over through its state
 dict. A submodule whose parameters, buffers or inputs differ from what the task was extracted
-for is refused: a kernel written for one shape is not trusted with another.
+for is refused: a kernel written for one shape is not trusted with another. Its kernel
+functions become `torch.library` custom ops (see `customops`), so the swapped model runs
+under torch.compile(fullgraph=True), CUDA graphs and torch.export.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import sys
@@ -18,7 +21,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge import MODULE_NAME, build_kernels
-from cudaopt.models import groups, specs
+from cudaopt.models import customops, groups, specs
 from cudaopt.models.origin import state_spec
 from cudaopt.models.sources import Source, resolve
 from cudaopt.models.staging import stage
@@ -44,7 +47,7 @@ def swap(model: torch.nn.Module, pattern: str, source: str | Path, *,
     paths = check_fit(model, pattern, src, list(inputs) if inputs is not None else None)
     src = stage(src)
     device = _device_of(model.get_submodule(paths[0]))
-    cls = load_model_new(src, device, build_dir, build_timeout_s)
+    cls, _ = load_ops(src, device, build_dir, build_timeout_s)
     init = list(_task_module(src).get_init_inputs())
     made = {path: _instance(cls, init, model.get_submodule(path), src, device) for path in paths}
     for path, new in made.items():
@@ -96,6 +99,36 @@ def _diff(want: dict[str, Any], have: dict[str, Any]) -> str:
     parts = ([f"missing {', '.join(missing[:3])}"] if missing else []) + (
         [f"unexpected {', '.join(extra[:3])}"] if extra else []) + changed[:3]
     return "; ".join(parts)
+
+
+def load_ops(src: Source, device: torch.device, build_dir: Path | None = None,
+             build_timeout_s: float = 600.0) -> tuple[type, customops.Ops]:
+    """`ModelNew` of the (staged) source with its kernel functions registered as custom ops,
+    recorded on a fresh instance called with its task's inputs."""
+    cls = load_model_new(src, device, build_dir, build_timeout_s)
+    task = _task_module(src)
+    with torch.device(device):
+        probe = cls(*task.get_init_inputs()).to(device)
+
+    def run() -> None:
+        with torch.no_grad():
+            probe(*[x.to(device) if isinstance(x, torch.Tensor) else x
+                    for x in task.get_inputs()])
+
+    try:
+        ops = customops.make_ops(sys.modules[cls.__module__], run, namespace(src), src.label)
+    except customops.BadCustomOp as exc:
+        raise SwapError(f"refusing to swap {src.label}: {exc}") from exc
+    return cls, ops
+
+
+def namespace(src: Source) -> str:
+    """The ops' namespace: named by the kernel's content and its task, so the same kernel
+    loaded twice shares its ops and two kernels never share a name."""
+    digest = hashlib.sha256(src.model_new.read_bytes() + src.task.read_bytes())
+    for path in sorted(src.kernels.iterdir()) if src.kernels else []:
+        digest.update(path.name.encode() + (path.read_bytes() if path.is_file() else b""))
+    return f"cudaopt_{digest.hexdigest()[:12]}"
 
 
 def load_model_new(src: Source, device: torch.device, build_dir: Path | None = None,
