@@ -2,14 +2,17 @@
 
 The operator guard is a dispatch-level mode, so it sees every aten operator the candidate
 executes, including those its C++ extension issues through the dispatcher (`torch::matmul`).
-The candidate's own kernels, called through pybind, never reach the dispatcher.
+The candidate's own kernels, called through pybind, never reach the dispatcher; registered
+as custom ops (`torch.library`, `TORCH_LIBRARY`) they do, and their bodies are watched too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 # Allocation, views and metadata: what a kernel's host code legitimately needs.
 ALLOWED_OPS = frozenset("""
@@ -45,7 +48,27 @@ class OpGuard(TorchDispatchMode):
             if name not in self.allowed and str(func.overloadpacket) not in self.allowed:
                 key = f"{func.namespace}.{name}"
                 self.seen[key] = self.seen.get(key, 0) + 1
-        return func(*args, **(kwargs or {}))
+            return func(*args, **(kwargs or {}))
+        return self._inside(func, args, kwargs or {})
+
+    def _inside(self, func, args: tuple, kwargs: dict):  # noqa: ANN001, ANN202
+        """Run a non-aten operator (a custom op) with the guard active inside it.
+
+        While `__torch_dispatch__` runs, the mode is off, so the aten operators a custom
+        op's body issues would go unseen: wrapping `torch.matmul` in `torch.library` would
+        hide it. The op's own kernel is reached by redispatching below the Python key, with
+        the guard re-entered, so every call its body makes is dispatched through it again.
+        """
+        keys = [torch._C._dispatch_keys(t) for t in tree_leaves((args, kwargs))
+                if isinstance(t, torch.Tensor)]
+        if self.allow_all or not keys:
+            return func(*args, **kwargs)
+        below = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
+        keyset = keys[0]
+        for more in keys[1:]:
+            keyset = keyset | more
+        with self:
+            return func.redispatch(keyset & below, *args, **kwargs)
 
     def violations(self) -> list[str]:
         return [f"PyTorch operator {name} executed ({n}x): only allocation, views and the "
