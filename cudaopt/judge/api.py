@@ -12,6 +12,7 @@ from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.building.kernels import build_kernels, default_build_dir, kernel_sources
 from cudaopt.judge.building.shared import kernel_store
 from cudaopt.judge.checks import scan
+from cudaopt.judge.checks.backend import candidate_backend, refuse_unrunnable
 from cudaopt.judge.checks.verify import load
 from cudaopt.judge.verdict.options import ISOLATION_MODES, JudgeOptions, resolve_device
 from cudaopt.judge.verdict.reward import milestone_reward
@@ -41,6 +42,8 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
             raise BadInput(f"unknown isolation {options.isolation!r}: use one of "
                            f"{', '.join(ISOLATION_MODES)}")
         verdict.device = resolve_device(options.device)
+        verdict.backend = candidate_backend(candidate)
+        refuse_unrunnable(verdict.backend, verdict.device)
         if own_pool:
             say("starting workers")
             pool = JudgePool(worker_env(options), keep_warm=False,
@@ -58,6 +61,10 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
             pool.close()
     required = options.isolation == "required"
     verdict.reward = milestone_reward(verdict, options.margin, required)
+    if verdict.kernels_ran == [] and verdict.clean:
+        verdict.warnings.append("no kernel of the candidate's own ran on its guarded calls "
+                                "(every kernel came from a PyTorch operator, or none ran): "
+                                "no speed milestone")
     if verdict.isolation and not verdict.isolated and verdict.clean:
         verdict.warnings.append(
             f"the candidate ran without isolation ({verdict.isolation}): it could reach the "
@@ -86,6 +93,7 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
                 load(session, task, candidate, build_dir, verdict, say)
             if verdict.status is Status.OK:
                 _run(session, verdict, lambda: _device(pool, verdict, say), say)
+                verdict.kernels_ran = _kernels_ran(session)
         except WorkerFailure as exc:
             _fail(verdict, exc, session)
         if session.ipc_refused:
@@ -150,6 +158,12 @@ def _run(session: Session, verdict: Verdict, device: Callable[[], Any],
             verdict.profile_s = time.perf_counter() - started
         with phase(verdict, "streams"):
             check_streams(session, verdict, say)  # last: it may leave the candidate unusable
+
+
+def _kernels_ran(session: Session) -> list[str] | None:
+    """The timed calls' record where any was guarded, else the first verification's."""
+    found = session.kernels.get("timed", session.kernels.get("verified"))
+    return None if found is None else sorted(found)
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

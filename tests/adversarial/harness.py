@@ -16,11 +16,15 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 CPU = HERE / "candidates"
 GPU = HERE / "gpu" / "candidates"
+TRITON = HERE / "gpu" / "triton"
 
 
 @functools.cache
-def build(folder: Path, device: str) -> Path:
-    """Build a candidates folder's kernels/ once; the judge reuses the same build directory."""
+def build(folder: Path, device: str) -> Path | None:
+    """Build a candidates folder's kernels/ once; the judge reuses the same build directory.
+    None for a folder without one (Triton candidates)."""
+    if not (folder / "kernels").is_dir():
+        return None
     build_dir = default_build_dir(folder / "task.py", device)
     result = build_kernels(folder / "kernels", build_dir, 900)
     assert result.ok, result.log[-4000:]

@@ -62,6 +62,9 @@ def test_a_clock_forged_by_thirty_percent_is_replaced_by_the_judges_own(
     the old judge credited 1/0.7 of the honest twin's speedup."""
     verdict = judge("forged_clock", profile=True, **place)
     notes = [w for w in verdict.warnings if "the judge's clock is credited" in w]
+    if verdict.noisy and not notes:  # a loaded machine: no speed reward to gain either
+        assert verdict.reward <= 1
+        return
     assert notes, verdict.warnings
     judged, own = map(float, re.findall(r"([\d.]+) ms", notes[0]))
     assert judged / own > 1.2, notes[0]

@@ -10,9 +10,9 @@ replies forged. Its time is therefore credited from a clock it cannot touch:
   imported the candidate, costs what that clock shows beyond the baseline's own device
   time; what remains of the candidate's window is the call itself, however its clocks were
   patched, plus whatever it did with its inputs before the call (a hook on their draw) or
-  with its outputs before committing to them. Each call is credited the larger of that and
-  its own events (`credit_window`): scheduling noise only ever adds time, so an honest
-  call's median stays its events, and a forged clock buys nothing.
+  with its outputs before committing to them. Whatever the candidate's protocol costs
+  beyond the baselines', over the median round, is added to its time (`credit_window`):
+  a forged clock buys nothing, and a moment of load on one side falls out of the median.
 - the host clock of the candidate process spans each call plus a device-wide synchronize,
   so work left running on a side stream shows up there, with less noise than the parent's
   clock (`credited_clock`); it can only ever add to the candidate's time.
@@ -109,16 +109,23 @@ def credit(rounds: list[dict[str, list[float]]], clock: str) -> None:
 
 
 def credit_window(rounds: list[dict[str, list[float]]], margin: float) -> str | None:
-    """Credit each candidate call the larger of its time so far and the judge's own clock
-    around it less the round's median protocol cost on the baseline calls (`protocol`:
-    window less events). Returns a note when that moved the candidate's median by more
-    than the margin, else None."""
+    """Add to every candidate call what its protocol cost beyond the baselines', when it
+    cost more: per round, the median of the judge's clock less the candidate's own time
+    over its calls, less the median of the same on the baseline calls (`protocol`); over
+    the rounds, the median of that. Rounds whose calls a moment of load hit harder on one
+    side than the other fall out of the median; a forged clock, or work hidden before the
+    call, is there in every round. Returns a note when that moved the candidate's median
+    by more than the margin, else None."""
+    excess = statistics.median(
+        statistics.median(w - t for w, t in zip(r["candidate_window"], r["candidate"],
+                                                strict=True))
+        - statistics.median(r["protocol"]) for r in rounds)
+    if excess <= 0:
+        return None
     before = statistics.median(x for r in rounds for x in r["candidate"])
     for r in rounds:
-        cost = statistics.median(r["protocol"])
-        r["candidate"] = [max(t, w - cost) for t, w in zip(r["candidate"],
-                                                             r["candidate_window"], strict=True)]
-    after = statistics.median(x for r in rounds for x in r["candidate"])
+        r["candidate"] = [t + excess for t in r["candidate"]]
+    after = before + excess
     if after <= before * (1 + margin):
         return None
     return (f"by the judge's own clock the candidate's calls took {after:.4f} ms, by its own "

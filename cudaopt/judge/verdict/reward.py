@@ -15,7 +15,8 @@ def milestone_reward(verdict: Verdict, margin: float, isolation_required: bool =
     Uses the lower-quartile speedups so that a gain inside the measured noise earns nothing.
     "Beats" holds under both protocols, per call (cold) and back to back (warm); a `noisy`
     verdict earns no speed milestone at all, nor does one whose candidate ran beside the
-    judge's other processes when `isolation_required` (it could have slowed them).
+    judge's other processes when `isolation_required` (it could have slowed them), nor one
+    whose timed calls launched no kernel of the candidate's own (`kernels_ran` empty).
     """
     if not verdict.clean:
         return -1.0
@@ -26,6 +27,8 @@ def milestone_reward(verdict: Verdict, margin: float, isolation_required: bool =
         verdict, "compile", floor)
     if verdict.noisy or (isolation_required and not verdict.isolated):
         return 1.0  # a speed milestone needs measurements that hold still, and no reach
+    if verdict.kernels_ran == []:
+        return 1.0  # nothing of its own ran: whatever was fast, it was not its kernels
     if beats_eager and beats_compile:
         return 3.0
     return 2.0 if beats_eager else 1.0

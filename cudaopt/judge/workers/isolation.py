@@ -26,7 +26,8 @@ from pathlib import Path
 #: Triton's and the CUDA driver's caches, never the ones the baselines load. (The
 #: system's /tmp stays visible, read-only: the candidate's own files may be there.)
 PRIVATE_CACHES = {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton",
-                  "CUDA_CACHE_PATH": "nv", "XDG_CACHE_HOME": "xdg", "TMPDIR": "tmp"}
+                  "TRITON_HOME": "triton-home", "CUDA_CACHE_PATH": "nv", "XDG_CACHE_HOME": "xdg",
+                  "TMPDIR": "tmp"}
 NAMESPACES = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try", "--die-with-parent", "--cap-drop", "ALL"]
 

@@ -57,6 +57,9 @@ class Session:
         self.candidate_path: Path | None = None  # the model_new.py being judged
         # what the candidate committed to for each kept output (see `digest`), by key
         self.committed: dict[str, str] = {}
+        # CUDA: the candidate's own kernels its guarded calls launched (see `launches`),
+        # on the timed calls and on the first verification trial
+        self.kernels: dict[str, set[str]] = {}
 
     def start_baseline(self, task: Path) -> None:
         """The process that times eager and torch.compile, started (or found warm) first so
@@ -80,6 +83,13 @@ class Session:
         kept under `key`; the reference's own copies need no commitment."""
         if candidate:
             self.committed[key] = digest_of(reply)
+
+    def note_kernels(self, where: str, reply: dict[str, Any]) -> None:
+        """Record the kernel names a call's reply lists (hostile input: strings only)."""
+        names = reply.get("kernels")
+        if isinstance(names, list):
+            self.kernels.setdefault(where, set()).update(
+                name[:200] for name in names if isinstance(name, str))
 
     def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
         if reply.get("memory_gib") is not None:

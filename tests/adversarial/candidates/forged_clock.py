@@ -4,7 +4,7 @@ function object would report (no function is replaced for a tamper check to find
 
 Fools: a judge that takes the candidate process's own clocks and checks them against its
 own with a tolerance wider than 30% (the old judge: reward 3 where the honest twin gets 2
-on an H200; here 1/0.7 of honest_empty's speedup).
+on an H200; here 1/0.7 of its honest twin's speedup).
 Stopped by: the candidate is credited the judge's own clock around each call less what the
 same protocol costs the baselines, whenever that says more (crosscheck.credit_window).
 """
@@ -24,5 +24,8 @@ class ModelNew(nn.Module):
         self.bias = nn.Parameter(torch.empty(features))
         self.scale = scale
 
-    def forward(self, x):
-        return cuda_extension.swish(x, self.bias, self.scale)
+    def forward(self, x):  # eight passes: the 30% it hides stands well above the noise
+        out = torch.empty_like(x)
+        for _ in range(8):
+            cuda_extension.swish_into(x, self.bias, self.scale, out)
+        return out
