@@ -68,9 +68,9 @@ class Bench:
         self.inputs = fresh
         self.prints = fingerprint(fresh)
         if self.timer.cuda:
-            found = l2.reset_persisting()
-            if found and found != self.l2_expected:
-                self.l2_persisting_bytes = max(self.l2_persisting_bytes, found)
+            set_aside = l2.reset_persisting()
+            if set_aside and set_aside != self.l2_expected:
+                self.l2_persisting_bytes = max(self.l2_persisting_bytes, set_aside)
             self.l2_expected = 0  # the reset leaves none
         self.timer.prepare()
         return found

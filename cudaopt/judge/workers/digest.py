@@ -33,7 +33,7 @@ import torch
 # as their two's-complement value.
 _LANES = ((0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 29), (0x94D049BB133111EB,
                                                          0xD6E8FEB86659FD93, 31))
-_CHUNK_WORDS = 1 << 23  # 64 MiB of words folded at once: temporaries stay small
+_CHUNK_WORDS = 1 << 25  # 256 MiB of words folded at once: temporaries stay a few hundred MiB
 _TOP = 4096  # values of a lane left to SHA-256
 _T = torch.Tensor
 _view, _reshape, _contiguous, _cpu, _numpy = (_T.view, _T.reshape, _T.contiguous, _T.cpu,
@@ -45,33 +45,43 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-_MIX = tuple((_signed(k), _signed(m), s) for k, m, s in _LANES)
+_CONSTANTS: dict[torch.device, tuple[torch.Tensor, ...]] = {}
 
 
-def _mix(a: torch.Tensor, b: torch.Tensor, lane: int) -> torch.Tensor:
-    """One level of one lane: a new tensor, never a view of the output."""
-    k, m, shift = _MIX[lane]
+def _constants(device: torch.device) -> tuple[torch.Tensor, ...]:
+    """Both lanes' constants as [2, 1] columns on `device`: one operation mixes both."""
+    if device not in _CONSTANTS:
+        _CONSTANTS[device] = tuple(
+            torch.tensor([[_signed(lane[i])] for lane in _LANES], dtype=torch.int64,
+                         device=device) for i in range(3))
+    return _CONSTANTS[device]
+
+
+def _mix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """One level of both lanes, [2, n] (or [n], the same for both) in, [2, n] out: a new
+    tensor, never a view of the output."""
+    k, m, shift = _constants(b.device)
     t = _mul(b, k)
     t = _xor(t, a, out=t)
     t = _mul(t, m, out=t)
     return _xor(t, _shr(t, shift), out=t)
 
 
-def _fold(words: torch.Tensor, lane: int) -> torch.Tensor:
-    """The tree of one chunk, down to at most `_TOP` values (an odd element out at a
-    level is folded into that level's last value)."""
+def _fold(words: torch.Tensor) -> torch.Tensor:
+    """The tree of one chunk in both lanes, down to at most `_TOP` values each (an odd
+    element out at a level is folded into that level's last value)."""
     level = words
-    while level.numel() > _TOP:
-        n = level.numel()
-        pairs = _mix(level[0:n - 1:2], level[1:n:2], lane)
+    while level.shape[-1] > _TOP:
+        n = level.shape[-1]
+        pairs = _mix(level[..., 0:n - 1:2], level[..., 1:n:2])
         if n % 2:
-            pairs[-1:] = _mix(pairs[-1:], level[n - 1:], lane)
+            pairs[:, -1:] = _mix(pairs[:, -1:], level[..., n - 1:])
         level = pairs
     return level
 
 
 def _host_bytes(t: torch.Tensor) -> bytes:
-    return _numpy(_cpu(t)).tobytes()
+    return _numpy(_cpu(_contiguous(t))).tobytes()
 
 
 def _update(h: Any, t: torch.Tensor) -> None:
@@ -83,9 +93,7 @@ def _update(h: Any, t: torch.Tensor) -> None:
         h.update(_host_bytes(raw))
         return
     for start in range(0, words.numel(), _CHUNK_WORDS):
-        chunk = words[start:start + _CHUNK_WORDS]
-        for lane in range(len(_MIX)):
-            h.update(_host_bytes(_fold(chunk, lane)))
+        h.update(_host_bytes(_fold(words[start:start + _CHUNK_WORDS])))
     h.update(_host_bytes(raw[whole:]))
 
 
