@@ -1,6 +1,7 @@
 """Prompts, tool schemas and the skill file live under `templates/` and `skills/` as data;
 this module only finds and fills them. Placeholders are `{{name}}`; `{{file:PATH}}` pulls in
-a file below `skills/` (after the names are filled, so PATH may use them)."""
+a file below `skills/` (after the names are filled, so PATH may use them): a markdown file
+is filled in turn (the instructions the skill variants share), any other as it is (code)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,14 @@ def render(text: str, values: dict[str, Any], include_root: Path | None = None) 
 
     text = _NAME.sub(name, text)
     if include_root is not None:
-        text = _FILE.sub(lambda m: (include_root / m.group(1)).read_text().rstrip("\n"), text)
+        text = _FILE.sub(lambda m: _included(include_root / m.group(1), values, include_root),
+                         text)
     return text
+
+
+def _included(path: Path, values: dict[str, Any], root: Path) -> str:
+    text = path.read_text().rstrip("\n")
+    return render(text, values, root) if path.suffix == ".md" else text
 
 
 def prompt(name: str, **values: Any) -> str:
