@@ -126,6 +126,11 @@ def check_model_cmd(
                                help="verification trials, each on fresh inputs"),
     time_budget: float = typer.Option(10.0, "--time-budget", metavar="SECONDS",
                                       help="timing per judgement"),
+    compile_mode: str = typer.Option(None, "--compile", metavar="MODE", show_default=False,
+                                     help="also judge it compiled with torch.compile MODE "
+                                     "(default, reduce-overhead, max-autotune...) against the "
+                                     "original compiled alike; counts graph breaks and "
+                                     "recompiles"),
     commit: bool = typer.Option(False, "--commit/--no-commit", help="commit a correct "
                                 "result to a new branch with a load_optimized() module"),
     branch: str = setting_opt("--branch", "NAME", "name of that branch",
@@ -134,7 +139,8 @@ def check_model_cmd(
     """Judge ENTRY's model with accepted kernels swapped in.
 
     As `check` judges a task: fresh inputs, outputs against the original, speedups vs
-    eager and torch.compile; each kernel's own speedup beside the end-to-end one."""
+    eager and torch.compile; each kernel's own speedup beside the end-to-end one. With
+    --compile MODE, also compiled against compiled."""
     from cudaopt.judge import JudgeOptions, resolve_device
     from cudaopt.models.entry import parse_entry
     from cudaopt.models.report import model_check_lines, model_check_table
@@ -146,7 +152,8 @@ def check_model_cmd(
         options = JudgeOptions(device=resolve_device(device), atol=atol, rtol=rtol,
                                trials=trials, time_budget_s=time_budget)
         with err.status("checking the swaps") as status:
-            result = check_model(parsed, pairs, options, status.update)
+            result = check_model(parsed, pairs, options, status.update,
+                                 compile_mode=compile_mode)
     except BadInput as exc:
         _fail(err, exc)
     out.print(model_check_table(result))

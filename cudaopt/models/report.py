@@ -90,6 +90,10 @@ def model_check_table(result: ModelCheck) -> Table:
     table.add_section()
     table.add_row("whole model", "", _status(v), fmt_speedup(v.speedup_vs_eager),
                   fmt_speedup(v.speedup_vs_compile))
+    c = result.compiled
+    if c is not None:  # compiled against compiled: the figure under torch.compile
+        table.add_row(f"compiled ({c.compile_mode or 'default'})", "", _status(c), "",
+                      fmt_speedup(c.speedup_vs_compile))
     return table
 
 
@@ -110,4 +114,10 @@ def model_check_lines(result: ModelCheck) -> list[str]:
         lines.append(f"{swap.pattern}: {swap.source.label}, judged on {swap.source.task.name}")
         if k is not None and (k.error or k.violations):
             lines.append(f"{swap.pattern}: {(k.error or k.violations[0]).splitlines()[0]}")
+    lines += [f"{s.pattern}: kernel {name} is a plain call: {why}" for s in result.swaps
+              if s.ops for name, why in s.ops.plain.items()]
+    if result.health is not None:
+        lines.append(result.health.line())
+    if result.compiled is not None and result.compiled.error:
+        lines.append(f"compiled: {result.compiled.error.splitlines()[0]}")
     return lines + [f"note: {n}" for n in result.notes]

@@ -143,3 +143,29 @@ def test_a_data_dependent_output_stays_a_plain_call_and_is_named() -> None:
     assert "depends on the data" in ops.plain["positives"] and module.ext is ext
     (warning,) = [w for w in caught if w.category is KernelNotRegistered]
     assert "kernel positives of a source is not a custom op" in str(warning.message)
+
+
+def test_check_model_compiled_against_compiled(project: Path, norm_run: Path,
+                                               tmp_path: Path) -> None:
+    """`check-model --compile`: the swapped model compiled vs the original compiled, with
+    no graph break and no recompile; the eager figures stay beside it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cudaopt.cli import app
+
+    out = tmp_path / "result.json"
+    result = CliRunner().invoke(app, ["check-model", f"{project / 'tinylm.py'}:build", "--swap",
+                                      f"blocks.*.norm*={norm_run}", "--device", "cpu",
+                                      "--json", str(out), "--time-budget", "2", "--compile",
+                                      "default"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["model"]["correct"] and data["model"]["speedup_vs_eager"]
+    assert data["compiled"]["correct"] and data["compiled"]["speedup_vs_compile"]
+    assert data["compile_health"] == {"graphs": 1, "graph_breaks": 0, "recompiles": 0,
+                                      "break_reasons": []}
+    (kernel,) = data["kernels"]
+    assert kernel["ops"] and kernel["ops"][0].endswith("::rms_norm") and not kernel["plain_calls"]
+    assert "compiled (default)" in result.output and "0 graph break(s)" in result.output

@@ -63,3 +63,35 @@ def test_bf16_model_flow_on_cuda(tmp_path: Path) -> None:
           f"{kernel['speedup_vs_compile']:.2f}x vs torch.compile; whole model: "
           f"{data['model']['speedup_vs_eager']:.2f}x vs eager, "
           f"{data['model']['speedup_vs_compile']:.2f}x vs torch.compile")
+
+
+def test_cuda_kernel_as_custom_op_compiles_graphs_and_exports(tmp_path: Path) -> None:
+    """The CUDA RMSNorm swapped into the bf16 model is a custom op: torch.compile with
+    fullgraph=True, CUDA graphs (mode="reduce-overhead") and torch.export all carry it,
+    with outputs equal to eager."""
+    import torch
+
+    shutil.copy(HERE / "tinylm.py", tmp_path / "tinylm.py")
+    entry = parse_entry(f"{tmp_path / 'tinylm.py'}:build_bf16")
+    model, inputs = load_entry(entry, "cuda")
+    (norm,) = extract(entry, tmp_path / "tasks", "cuda", patterns=["blocks.*.norm*"])
+    run = norm.file.parent / ".cudaopt" / "runs" / "norm-cuda"
+    shutil.copytree(HERE / "rmsnorm_cuda", run / "best")
+    (run / "meta.json").write_text(json.dumps({"task": str(norm.file)}))
+    cudaopt.swap(model, "blocks.*.norm*", run, inputs=inputs)
+    op = __import__("sys").modules[type(model.blocks[0].norm1).__module__].cuda_extension
+    x = torch.randn(8, 256, 1024, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
+    torch.library.opcheck(op.rms_norm_bf16.default, (x, w, 1e-6))
+    with torch.no_grad():
+        eager = model(*inputs)
+        torch._dynamo.reset()
+        assert torch._dynamo.explain(model)(*inputs).graph_break_count == 0
+        for mode in ("default", "reduce-overhead"):
+            torch._dynamo.reset()
+            compiled = torch.compile(model, mode=mode, fullgraph=True)
+            for _ in range(3):  # reduce-overhead records its CUDA graph on a later call
+                out = compiled(*inputs)
+            torch.testing.assert_close(out.clone(), eager, atol=1e-2, rtol=1e-2)
+        exported = torch.export.export(model, tuple(inputs))
+        torch.testing.assert_close(exported.module()(*inputs), eager, atol=1e-2, rtol=1e-2)
