@@ -16,7 +16,7 @@ from pathlib import Path
 
 FLOORS = {  # module: floors above it that importing it must not load
     # the trusted evaluator never loads the agent, the model client, git or a cluster
-    "cudaopt.judge": ["cudaopt.agent", "litellm", "git", "ray", "cudaopt.gitops"],
+    "cudaopt.judge": ["cudaopt.agent", "litellm", "git", "ray", "cudaopt.runs.gitops"],
     "cudaopt.judge.roles.worker": ["cudaopt.agent", "litellm", "git", "ray"],  # the workers
     "cudaopt.judge.serving.server": ["cudaopt.agent", "litellm", "git", "ray"],
     "cudaopt.sandbox": ["cudaopt.agent"],

@@ -1,6 +1,6 @@
 """Progress of a run as `on_event(kind, data)` calls, so any front end can show it.
 
-Kinds and their data (the live view in `cudaopt.live` reads the same keys):
+Kinds and their data (the live view in `cudaopt.cli.live` reads the same keys):
   "step"      {"step", "summary", "cost_usd", "elapsed_s"}   a model call is about to happen
   "message"   {"text", "role"}                 the model's words, or a nudge from cudaopt
   "tool"      {"name", "summary", "args", "output", "ok"}   one action and its result

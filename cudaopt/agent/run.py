@@ -1,5 +1,5 @@
 """One optimization run from start (or resume) to the final verdict, kept on disk in a run
-directory (see `cudaopt.rundir`) so Ctrl-C loses nothing and `--resume` picks it up."""
+directory (see `cudaopt.runs.folder`) so Ctrl-C loses nothing and `--resume` picks it up."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from cudaopt.agent.workspace import (
     skill_values,
 )
 from cudaopt.judge import JudgeOptions, Verdict, gpu_identity
-from cudaopt.rundir import RunMeta, new_run_dir, read_meta, write_meta
-from cudaopt.runindex import register
+from cudaopt.runs.folder import RunMeta, new_run_dir, read_meta, write_meta
+from cudaopt.runs.index import register
 from cudaopt.sandbox import Sandbox
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cudaopt.agent.loop import Agent
 from cudaopt.judge import Verdict
-from cudaopt.rundir import RunMeta, write_meta
+from cudaopt.runs.folder import RunMeta, write_meta
 
 
 def finish(run_dir: Path, meta: RunMeta, reason: str, final: Verdict | None) -> None:

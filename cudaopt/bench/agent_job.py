@@ -15,7 +15,7 @@ from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import RunResult, resume_run, start_run
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register
-from cudaopt.rundir import read_meta
+from cudaopt.runs.folder import read_meta
 from cudaopt.sandbox import resolve_sandbox
 
 PLUGIN = __name__

@@ -35,7 +35,7 @@ from cudaopt.cli.common import (
 )
 from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, load_settings
-from cudaopt.rundir import state_dir
+from cudaopt.runs.folder import state_dir
 
 
 class _RunByDefault(TyperGroup):

@@ -12,12 +12,12 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from cudaopt import runcheck
+from cudaopt.cli import runcheck
 from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions
-from cudaopt.rundir import RunMeta
-from cudaopt.runindex import list_runs
+from cudaopt.runs.folder import RunMeta
+from cudaopt.runs.index import list_runs
 from cudaopt.sandbox import Sandbox, SandboxUnavailable, resolve_sandbox
 
 EXIT_INTERRUPTED = 130

@@ -23,7 +23,7 @@ from cudaopt.cli.common import (
     layered_options,
 )
 from cudaopt.judge import JudgeOptions, Progress, Verdict, check
-from cudaopt.report import render_verdict
+from cudaopt.reports.verdict import render_verdict
 from cudaopt.task import BadInput
 
 SETTINGS_NOTE = ("Defaults of --device, --atol, --rtol, --trials, --allow, --timeout and "

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.text import Text
 
 from cudaopt.judge import Verdict
-from cudaopt.report_run import (
+from cudaopt.reports.run import (
     CANDIDATE_COLUMNS,
     candidate_cells,
     candidate_table,

@@ -19,12 +19,12 @@ from rich.table import Table
 from rich.text import Text
 
 from cudaopt.cli.common import find_run, load_env_files, where
+from cudaopt.cli.doctor import FAIL, Check, assess, run_doctor
 from cudaopt.cli.style import fail
 from cudaopt.config import SPECS, ConfigError, Settings, load_settings
-from cudaopt.doctor import FAIL, Check, assess, run_doctor
-from cudaopt.report_run import fmt_speedup, load_run, render_run, run_to_json
-from cudaopt.rundir import RunMeta, task_name
-from cudaopt.runindex import list_runs, search_dirs
+from cudaopt.reports.run import fmt_speedup, load_run, render_run, run_to_json
+from cudaopt.runs.folder import RunMeta, task_name
+from cudaopt.runs.index import list_runs, search_dirs
 
 if TYPE_CHECKING:
     from cudaopt.agent.context import Budget

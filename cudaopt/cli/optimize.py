@@ -1,8 +1,8 @@
 """`cudaopt optimize`: drive a model through the agent loop to a faster, verified kernel.
 
 Thin: settings and flags in, `cudaopt.agent.run` does the work, the live view shows it, and
-an accepted result goes to a git branch (`cudaopt.gitops`) unless `--no-commit`. What
-could make a run useless is checked first (`cudaopt.runcheck`). Exit codes: see HELP.
+an accepted result goes to a git branch (`cudaopt.runs.gitops`) unless `--no-commit`. What
+could make a run useless is checked first (`cudaopt.cli.runcheck`). Exit codes: see HELP.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from cudaopt import gitops
 from cudaopt.agent.errors import PreflightError
 from cudaopt.agent.events import OnEvent
 from cudaopt.agent.run import RunResult, start_run
@@ -29,10 +28,11 @@ from cudaopt.cli.common import (
     sandbox_for,
     setting_opt,
 )
+from cudaopt.cli.live import LiveView
 from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
-from cudaopt.live import LiveView
-from cudaopt.rundir import read_meta, write_meta
+from cudaopt.runs import gitops
+from cudaopt.runs.folder import read_meta, write_meta
 
 EXIT_NOT_ACCEPTED, EXIT_COMMIT_FAILED = 1, 3
 

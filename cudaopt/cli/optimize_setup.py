@@ -8,16 +8,16 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cudaopt import runcheck
 from cudaopt.agent.events import OnEvent
 from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import RunResult, resume_run
+from cudaopt.cli import runcheck
 from cudaopt.cli.common import device_for
 from cudaopt.cli.style import fail
 from cudaopt.config import Settings
 from cudaopt.judge import JudgeOptions
-from cudaopt.rundir import RunMeta
+from cudaopt.runs.folder import RunMeta
 from cudaopt.sandbox import Sandbox
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudaopt import gitops
 from cudaopt.agent.models import REPLAY_PREFIX
 from cudaopt.agent.replay import recorded_device
 from cudaopt.judge import JudgeOptions, Status, Verdict, check_task
+from cudaopt.runs import gitops
 
 
 class NotReady(Exception):

@@ -17,9 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from cudaopt.judge import Timing, Verdict
-from cudaopt.report_perf import summary_rows
-from cudaopt.report_steps import step_usage, steps_table
-from cudaopt.rundir import RunMeta, read_meta
+from cudaopt.reports.perf import summary_rows
+from cudaopt.reports.steps import step_usage, steps_table
+from cudaopt.runs.folder import RunMeta, read_meta
 
 #: Why a run stopped, in the user's words (meta.extra["stop_reason"] keeps the code).
 STOP_REASONS = {

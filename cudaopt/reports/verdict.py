@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cudaopt.judge import Status, Timing, Verdict
-from cudaopt.report_perf import render_perf
+from cudaopt.reports.perf import render_perf
 
 _HEADLINES = {
     Status.OK: "correct and clean",

@@ -18,8 +18,8 @@ from typing import Any
 from git import Git, GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from cudaopt.judge import Verdict
-from cudaopt.report_run import fmt_speedup, render_markdown
-from cudaopt.rundir import RunMeta, task_name
+from cudaopt.reports.run import fmt_speedup, render_markdown
+from cudaopt.runs.folder import RunMeta, task_name
 from cudaopt.sandbox import secrets
 
 FALLBACK_NAME = "cudaopt"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudaopt.rundir import STATE_DIR, RunMeta, read_meta, state_dir
+from cudaopt.runs.folder import STATE_DIR, RunMeta, read_meta, state_dir
 
 INDEX = "index"
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import start_run
 from cudaopt.cli import app
-from cudaopt.live import LiveView
+from cudaopt.cli.live import LiveView
 from tests.agent.conftest import Events
 from tests.fakeanthropic import FakeAnthropic
 from tests.fakeopenai import FakeOpenAI, call

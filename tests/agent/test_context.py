@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from cudaopt.agent.run import resume_run, start_run
-from cudaopt.live import LiveView
+from cudaopt.cli.live import LiveView
 from tests.agent.conftest import GOOD_FILES, Events, source
 from tests.fakeopenai import FakeOpenAI, call, say
 

@@ -10,11 +10,11 @@ import git
 import pytest
 import torch
 
-from cudaopt import gitops
 from cudaopt.agent.judging import RunConfig
 from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import start_run
 from cudaopt.judge import JudgeOptions
+from cudaopt.runs import gitops
 from tests.agent.conftest import Events
 from tests.fakeopenai import FakeOpenAI, call, say
 

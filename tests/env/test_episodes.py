@@ -11,7 +11,7 @@ import pytest
 
 from cudaopt.agent.replay import load_turns
 from cudaopt.env import AsyncEnvClient, EnvClient, EnvError
-from cudaopt.rundir import read_meta
+from cudaopt.runs.folder import read_meta
 from tests.env.conftest import ADVERSARIAL, PREFIX, SWISH, Service, swish_files
 
 TOOLS = ["bash", "read", "write", "edit", "glob", "grep"]

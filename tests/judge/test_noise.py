@@ -17,7 +17,7 @@ from rich.console import Console
 from cudaopt.judge import JudgeOptions, Status, Verdict, check
 from cudaopt.judge.timing import noise
 from cudaopt.judge.verdict.reward import milestone_reward
-from cudaopt.report import render_verdict
+from cudaopt.reports.verdict import render_verdict
 
 ZOO = Path(__file__).parent / "zoo"
 

@@ -219,8 +219,8 @@ def test_task_too_large_for_a_burst_keeps_the_breakdown_and_the_cold_figure(
 
 
 def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> None:
-    from cudaopt.report_run import render_markdown
-    from cudaopt.rundir import RunMeta
+    from cudaopt.reports.run import render_markdown
+    from cudaopt.runs.folder import RunMeta
 
     data, _, _ = profiled
     verdict = Verdict.from_json(data)

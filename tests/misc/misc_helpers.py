@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from cudaopt.judge.verdict.verdict import Status, Timing, Verdict
-from cudaopt.rundir import RunMeta
+from cudaopt.runs.folder import RunMeta
 
 IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
                  "GIT_COMMITTER_EMAIL", "EMAIL", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")

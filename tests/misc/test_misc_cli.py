@@ -1,4 +1,5 @@
-"""`cudaopt runs`, `show`, `config` and `doctor` on run directories made with cudaopt.rundir."""
+"""`cudaopt runs`, `show`, `config` and `doctor` on run directories made with
+cudaopt.runs.folder."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from cudaopt.cli import misc
-from cudaopt.doctor import Check
-from cudaopt.rundir import new_run_dir, write_meta
+from cudaopt.cli.doctor import Check
+from cudaopt.runs.folder import new_run_dir, write_meta
 from tests.misc.misc_helpers import make_meta, make_verdict
 
 WIDE = {"COLUMNS": "250"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from cudaopt import doctor
+from cudaopt.cli import doctor
 
 
 def _fake_tool(folder: Path, name: str, script: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.gitops import (
+from cudaopt.runs.gitops import (
     GitOpsError,
     NotARepoError,
     SecretFoundError,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from cudaopt.cli.live import LiveView
 from cudaopt.judge.verdict.verdict import Status, Verdict
-from cudaopt.live import LiveView
-from cudaopt.report_run import render_markdown
+from cudaopt.reports.run import render_markdown
 from tests.misc.misc_helpers import make_meta, make_verdict
 
 BROKEN = Verdict(status=Status.BUILD_FAILED, compiled=False, error="nvcc: error")

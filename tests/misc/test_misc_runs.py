@@ -15,8 +15,8 @@ import typer
 from typer.testing import CliRunner
 
 from cudaopt.cli import misc
-from cudaopt.rundir import new_run_dir, read_meta, task_name, write_meta
-from cudaopt.runindex import register
+from cudaopt.runs.folder import new_run_dir, read_meta, task_name, write_meta
+from cudaopt.runs.index import register
 from tests.misc.misc_helpers import git, make_meta
 
 

@@ -16,7 +16,7 @@ from cudaopt.agent import records
 from cudaopt.agent.shell import LocalShell
 from cudaopt.agent.tools import Workspace
 from cudaopt.cli import app
-from cudaopt.gitops import SecretFoundError, commit_accepted
+from cudaopt.runs.gitops import SecretFoundError, commit_accepted
 from cudaopt.sandbox import (
     NONE_WARNING,
     SandboxLimits,
