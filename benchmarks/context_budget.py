@@ -22,10 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cudaopt.agent import llm_info, prompts  # noqa: E402
-from cudaopt.agent.compaction import Compactor  # noqa: E402
-from cudaopt.agent.context import Budget  # noqa: E402
-from cudaopt.agent.workspace import skill_values  # noqa: E402
+from cudaopt.agent import prompts  # noqa: E402
+from cudaopt.agent.environment.layout import skill_values  # noqa: E402
+from cudaopt.agent.policy import llm_info  # noqa: E402
+from cudaopt.agent.policy.compaction import Compactor  # noqa: E402
+from cudaopt.agent.policy.context import Budget  # noqa: E402
 
 KERNEL = "".join(f"    acc += a[i * {n}] * b[{n}];  // unrolled term {n:04d}\n"
                  for n in range(120))

@@ -20,11 +20,11 @@ FLOORS = {  # module: floors above it that importing it must not load
     "cudaopt.judge.roles.worker": ["cudaopt.agent", "litellm", "git", "ray"],  # the workers
     "cudaopt.judge.serving.server": ["cudaopt.agent", "litellm", "git", "ray"],
     "cudaopt.sandbox": ["cudaopt.agent"],
-    "cudaopt.agent.errors": ["cudaopt.agent.models", "cudaopt.agent.llm", "cudaopt.agent.replay"],
-    "cudaopt.agent.replay": ["cudaopt.agent.models", "cudaopt.agent.llm"],
+    "cudaopt.agent.errors": ["cudaopt.agent.policy.model", "cudaopt.agent.policy.llm", "cudaopt.agent.policy.replay"],
+    "cudaopt.agent.policy.replay": ["cudaopt.agent.policy.model", "cudaopt.agent.policy.llm"],
     "cudaopt.agent.judging": ["cudaopt.agent.run"],
     # the budget, compaction and the model call work for any policy: litellm stays in llm
-    "cudaopt.agent.asking": ["litellm", "cudaopt.agent.llm", "cudaopt.agent.run"],
+    "cudaopt.agent.policy.asking": ["litellm", "cudaopt.agent.policy.llm", "cudaopt.agent.run"],
     "cudaopt.executor": ["ray"],  # Ray is optional: only a cluster executor loads it
     "cudaopt.synth.probe": ["litellm", "cudaopt.agent"],  # the child that runs tasks
     "cudaopt.synth.api": ["litellm"],  # only --model loads it

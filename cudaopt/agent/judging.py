@@ -3,52 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from cudaopt.agent.best import BestTracker
-from cudaopt.agent.loop import Limits
-from cudaopt.agent.workspace import READ_ONLY
+from cudaopt.agent.config import RunConfig
+from cudaopt.agent.environment.layout import READ_ONLY
 from cudaopt.judge import (
     JudgeOptions,
     JudgePool,
     JudgeServer,
     Verdict,
     gpu_identity,
-    sandbox_off,
     worker_env,
 )
-from cudaopt.sandbox import Sandbox
-
-
-@dataclass
-class RunConfig:
-    """What a run starts with. It lives with its lowest reader, the run's judge service, so
-    `run` imports it from here and no module imports back up."""
-
-    model: str
-    device: str  # "cuda" or "cpu", already resolved
-    api_base: str | None = None
-    tools: bool | None = None  # None: ask litellm, probe unknown models
-    limits: Limits = field(default_factory=Limits)
-    judge: JudgeOptions | None = None  # None: JudgeOptions(device=device)
-    bash_timeout_s: float = 600.0
-    context_tokens: int | None = None  # the model's window where nothing else says; a cap
-    run_dir: Path | None = None  # None: a fresh one beside the task
-    stage_dir: Path | None = None  # where the loop judges; None: <run dir>/judging
-    sandbox: Sandbox | None = None  # the agent's shell; None: unconfined (the CLI always sets one)
-    gpu: int | None = None  # pin the shell and the judge to this GPU (a service's slot)
-    judge_lock: Any = None  # shared by the runs timing on one device, so timings never overlap
-
-    def judge_options(self) -> JudgeOptions:
-        options = self.judge or JudgeOptions(device=self.device)
-        return options if self.confined else sandbox_off(options)
-
-    @property
-    def confined(self) -> bool:
-        """The run's sandbox confines the candidate's worker as it does the shell."""
-        return self.sandbox is not None and self.sandbox.kind == "bwrap"
 
 
 class JudgeService:

@@ -6,43 +6,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
-from cudaopt.agent.asking import Asker
 from cudaopt.agent.best import BestTracker
-from cudaopt.agent.compaction import files_text
-from cudaopt.agent.context import Budget
+from cudaopt.agent.config import Limits, RunState
+from cudaopt.agent.environment import actions as act
+from cudaopt.agent.environment.workspace import Workspace
 from cudaopt.agent.errors import ReplayExhausted
 from cudaopt.agent.events import OnEvent, describe
-from cudaopt.agent.models import Model
-from cudaopt.agent.tools import Workspace
+from cudaopt.agent.policy.asking import Asker
+from cudaopt.agent.policy.compaction import files_text
+from cudaopt.agent.policy.context import Budget
+from cudaopt.agent.policy.model import Model
 from cudaopt.agent.trajectory import Trajectory
 from cudaopt.judge import Verdict
-
-
-@dataclass
-class Limits:
-    """When a run stops whatever the model does (the CLI takes them from the settings)."""
-
-    max_steps: int = 40
-    max_cost_usd: float = 10.0
-    max_minutes: float = 60.0
-
-
-@dataclass
-class Progress:
-    """What survives a restart (kept in meta.json): counters and what was already seen."""
-
-    steps: int = 0
-    cost_usd: float = 0.0  # spent by earlier sessions of this run
-    wall_s: float = 0.0  # spent by earlier sessions of this run
-    seen_records: list[int] = field(default_factory=list)
-    gains: int = 0  # times the best improved
-    gains_at_last_stop: int = 0
-    usage: dict[str, Any] = field(default_factory=dict)  # billed by earlier sessions
 
 
 class Agent:
@@ -54,7 +32,7 @@ class Agent:
         trajectory: Trajectory,
         messages: list[dict[str, Any]],
         limits: Limits,
-        progress: Progress,
+        progress: RunState,
         prompt_values: dict[str, str],
         on_event: OnEvent,
         checkpoint: Callable[[], None],
@@ -104,7 +82,11 @@ class Agent:
             if message.get("content"):
                 self.emit("message", {"role": "model", "text": message["content"]})
             actions = self._actions(message)
-            reason = self._act(actions) if actions else self._on_stop()
+            if actions:
+                self._act(actions)
+                reason = None  # the model acted: the run goes on
+            else:
+                reason = self._on_stop()
             self.checkpoint()
             if reason:
                 return reason

@@ -8,24 +8,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent import context, prompts
+from cudaopt.agent import prompts
 from cudaopt.agent.best import BestTracker
-from cudaopt.agent.errors import ModelError
-from cudaopt.agent.events import OnEvent, ignore
-from cudaopt.agent.judging import JudgeService, RunConfig
-from cudaopt.agent.loop import Agent, Limits, Progress
-from cudaopt.agent.models import Model, make_model
-from cudaopt.agent.runstate import finish, save
-from cudaopt.agent.shell import LocalShell
-from cudaopt.agent.tools import Workspace
-from cudaopt.agent.trajectory import Trajectory
-from cudaopt.agent.workspace import (
+from cudaopt.agent.checkpoint import finish, save
+from cudaopt.agent.config import Limits, RunConfig, RunState
+from cudaopt.agent.environment.layout import (
     READ_ONLY,
     create_workspace,
     install_cli,
     shell_env,
     skill_values,
 )
+from cudaopt.agent.environment.shell import LocalShell
+from cudaopt.agent.environment.workspace import Workspace
+from cudaopt.agent.errors import ModelError
+from cudaopt.agent.events import OnEvent, ignore
+from cudaopt.agent.judging import JudgeService
+from cudaopt.agent.loop import Agent
+from cudaopt.agent.policy import context
+from cudaopt.agent.policy.model import Model, make_model
+from cudaopt.agent.trajectory import Trajectory
 from cudaopt.judge import JudgeOptions, Verdict, gpu_identity
 from cudaopt.runs.folder import RunMeta, new_run_dir, read_meta, write_meta
 from cudaopt.runs.index import register
@@ -84,7 +86,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore,
     trajectory = Trajectory(run_dir / "trajectory.jsonl")
     for message in messages:
         trajectory.append(message, 0)
-    return _drive(run_dir, meta, model, messages, config, Progress(), on_event)
+    return _drive(run_dir, meta, model, messages, config, RunState(), on_event)
 
 
 def resume_run(
@@ -118,7 +120,7 @@ def resume_run(
     messages = Trajectory(run_dir / "trajectory.jsonl").messages()
     model = make_model(config.model, config.api_base, config.tools, history=messages)
     model.preflight()
-    progress = Progress(**extra.get("progress", {}))
+    progress = RunState(**extra.get("progress", {}))
     meta.mark_running()
     write_meta(run_dir, meta)
     values = skill_values(
@@ -136,7 +138,7 @@ def _drive(
     model: Model,
     messages: list[dict[str, Any]],
     config: RunConfig,
-    progress: Progress,
+    progress: RunState,
     on_event: OnEvent,
 ) -> RunResult:
     """Run the loop, keep meta.json current, then re-check the best from scratch."""
@@ -183,7 +185,7 @@ def _agent(
     model: Model,
     messages: list[dict[str, Any]],
     config: RunConfig,
-    progress: Progress,
+    progress: RunState,
     on_event: OnEvent,
     service: JudgeService,
 ) -> Agent:

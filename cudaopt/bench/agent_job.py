@@ -10,8 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.agent.run import RunResult, resume_run, start_run
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register

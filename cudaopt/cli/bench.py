@@ -137,7 +137,7 @@ def run_cmd(
 def _agent_params(settings: Any, sandbox: str, console: Console) -> dict[str, Any]:
     """Preflight the model once, here: a dead endpoint fails the bench before any task."""
     from cudaopt.agent.errors import PreflightError
-    from cudaopt.agent.models import make_model
+    from cudaopt.agent.policy.model import make_model
 
     try:
         make_model(settings.model, settings.api_base).preflight()

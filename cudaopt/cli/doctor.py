@@ -223,7 +223,7 @@ def check_model(model: str, api_base: str | None = None,
                 completion: Callable[..., Any] | None = None) -> Check:
     """A one-token completion: proves the key, the endpoint and the model name at once."""
     if completion is None:
-        # as in cudaopt.agent.llm: the bundled price list, not ~10 s of offline fetch retries
+        # as in cudaopt.agent.policy.llm: the bundled price list, not ~10 s of offline fetch retries
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 

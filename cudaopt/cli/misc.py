@@ -27,7 +27,7 @@ from cudaopt.runs.folder import RunMeta, task_name
 from cudaopt.runs.index import list_runs, search_dirs
 
 if TYPE_CHECKING:
-    from cudaopt.agent.context import Budget
+    from cudaopt.agent.policy.context import Budget
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "warn": "yellow", "skip": "dim",
                 "accepted": "green", "not_accepted": "yellow", "interrupted": "yellow",
@@ -156,7 +156,7 @@ def config_command(
 
 def _budget(settings: Settings) -> Budget:
     """The context budget a run of the configured model would start with."""
-    from cudaopt.agent import context, llm_info
+    from cudaopt.agent.policy import context, llm_info
 
     windows = [(llm_info.litellm_window(settings.model or ""), "litellm's model information"),
                (llm_info.card_window(settings.model or "", settings.api_base, timeout_s=3.0),

@@ -8,9 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.agent.events import OnEvent
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
 from cudaopt.agent.run import RunResult, resume_run
 from cudaopt.cli import runcheck
 from cudaopt.cli.common import device_for

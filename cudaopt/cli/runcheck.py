@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cudaopt.agent.models import REPLAY_PREFIX
-from cudaopt.agent.replay import recorded_device
+from cudaopt.agent.policy.model import REPLAY_PREFIX
+from cudaopt.agent.policy.replay import recorded_device
 from cudaopt.judge import JudgeOptions, Status, Verdict, check_task
 from cudaopt.runs import gitops
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.agent import prompts
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.agent.run import RunResult, start_run
 from cudaopt.agent.trajectory import Trajectory
 from cudaopt.env.errors import ServiceError

@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 
 from cudaopt import ROOT
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.judge import JudgeOptions
 
 PREFIX_SUM = ROOT / "examples" / "prefix_sum_cpu"

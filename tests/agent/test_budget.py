@@ -9,7 +9,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from cudaopt.agent.context import Budget, estimate_tokens, resolve, stated_window
+from cudaopt.agent.policy.context import Budget, estimate_tokens, resolve, stated_window
 from cudaopt.cli import app
 from tests.conftest import ROOT
 
@@ -24,7 +24,7 @@ def refuse(self, address, *args):
 socket.socket.connect = refuse
 socket.getaddrinfo = lambda host, *a, **k: refuse(None, host)
 socket.create_connection = lambda address, *a, **k: refuse(None, address)
-from cudaopt.agent import llm_info
+from cudaopt.agent.policy import llm_info
 messages = [{"role": "user", "content": "write a fused softmax kernel " * 50}]
 counts = {name: llm_info.count_tokens(name, messages, None) for name in sys.argv[1:]}
 print(json.dumps({"counts": counts, "tried": tried}))

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits
 from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 from cudaopt.cli.live import LiveView

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cudaopt.agent.compaction import CLIP_CHARS, Compactor
-from cudaopt.agent.context import Budget, estimate_tokens
+from cudaopt.agent.policy.compaction import CLIP_CHARS, Compactor
+from cudaopt.agent.policy.context import Budget, estimate_tokens
 
 SYSTEM = {"role": "system", "content": "rules " * 500}
 TASK = {"role": "user", "content": "Task: make model.py faster."}

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.agent import actions, prompts, records, stage
-from cudaopt.agent.shell import LocalShell, truncate
-from cudaopt.agent.tools import Workspace
+from cudaopt.agent import prompts, records, stage
+from cudaopt.agent.environment import actions
+from cudaopt.agent.environment.layout import READ_ONLY, create_workspace, skill_values
+from cudaopt.agent.environment.shell import LocalShell, truncate
+from cudaopt.agent.environment.workspace import Workspace
 from cudaopt.agent.trajectory import Trajectory, answer_open_calls
-from cudaopt.agent.workspace import READ_ONLY, create_workspace, skill_values
 from cudaopt.judge import JudgeOptions, Verdict, check
 
 

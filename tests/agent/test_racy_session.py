@@ -10,8 +10,7 @@ import git
 import pytest
 import torch
 
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.agent.run import start_run
 from cudaopt.judge import JudgeOptions
 from cudaopt.runs import gitops

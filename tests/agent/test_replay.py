@@ -13,8 +13,7 @@ import torch
 from typer.testing import CliRunner
 
 from cudaopt import ROOT
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.agent.run import start_run
 from cudaopt.cli import app
 from cudaopt.judge import JudgeOptions

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.agent.context import estimate_tokens
+from cudaopt.agent.policy.context import estimate_tokens
 from tests.env.conftest import SERVE_ARGS, SWISH, Service, swish_files
 
 WINDOW = 12000

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.agent.replay import load_turns
+from cudaopt.agent.policy.replay import load_turns
 from cudaopt.env import AsyncEnvClient, EnvClient, EnvError
 from cudaopt.runs.folder import read_meta
 from tests.env.conftest import ADVERSARIAL, PREFIX, SWISH, Service, swish_files

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt import ROOT
-from cudaopt.agent.judging import RunConfig
-from cudaopt.agent.loop import Limits
+from cudaopt.agent.config import Limits, RunConfig
 from cudaopt.agent.run import start_run
 from cudaopt.judge import JudgeOptions
 from cudaopt.sandbox import SandboxLimits, resolve_sandbox

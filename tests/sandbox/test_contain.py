@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.agent.shell import LocalShell
+from cudaopt.agent.environment.shell import LocalShell
 from tests.sandbox.conftest import Place, Run, alive
 
 pytestmark = pytest.mark.usefixtures("bwrap_ok")

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from cudaopt.agent.workspace import install_cli, shell_env
+from cudaopt.agent.environment.layout import install_cli, shell_env
 from cudaopt.sandbox import resolve_sandbox
 from tests.conftest import EXAMPLES
 from tests.sandbox.conftest import Place

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cudaopt.agent import records
-from cudaopt.agent.shell import LocalShell
-from cudaopt.agent.tools import Workspace
+from cudaopt.agent.environment.shell import LocalShell
+from cudaopt.agent.environment.workspace import Workspace
 from cudaopt.cli import app
 from cudaopt.runs.gitops import SecretFoundError, commit_accepted
 from cudaopt.sandbox import (

@@ -11,14 +11,14 @@ import urllib.request
 from functools import lru_cache
 from typing import Any
 
-# Set before litellm is imported anywhere (cudaopt.agent.llm imports this module first):
+# Set before litellm is imported anywhere (cudaopt.agent.policy.llm imports this module first):
 # offline, litellm uses its bundled price list, beta headers and tokenizers.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import litellm  # noqa: E402
 
-from cudaopt.agent.context import estimate_tokens  # noqa: E402
+from cudaopt.agent.policy.context import estimate_tokens  # noqa: E402
 
 litellm.suppress_debug_info = True  # no "Provider List" banners for unknown names
 

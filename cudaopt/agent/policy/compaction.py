@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent import actions as act
 from cudaopt.agent import prompts, records
-from cudaopt.agent.context import CHARS_PER_TOKEN, HALVED, STATED, Budget, Counter
+from cudaopt.agent.environment import actions as act
+from cudaopt.agent.policy.context import CHARS_PER_TOKEN, HALVED, STATED, Budget, Counter
 
 KEEP_TURNS = 2  # latest assistant turns, with their results, always sent whole
 HIGH, LOW = 0.85, 0.55  # compact past HIGH of the budget, down to LOW

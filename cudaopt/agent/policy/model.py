@@ -34,10 +34,10 @@ def make_model(
 ) -> Model:
     """A model from its `--model` string; `history` (a resumed run) positions a replay."""
     if spec.startswith(REPLAY_PREFIX):
-        from cudaopt.agent.replay import ReplayModel
+        from cudaopt.agent.policy.replay import ReplayModel
 
         done = sum(1 for m in history or [] if m.get("role") == "assistant")
         return ReplayModel(Path(spec[len(REPLAY_PREFIX) :]).expanduser(), skip=done)
-    from cudaopt.agent.llm import LitellmModel
+    from cudaopt.agent.policy.llm import LitellmModel
 
     return LitellmModel(spec, api_base=api_base, tools=tools)

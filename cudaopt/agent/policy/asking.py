@@ -1,5 +1,5 @@
 """One model call per step, on what fits the model's context budget: the conversation is
-compacted first when it would not (`cudaopt.agent.compaction`), a refusal as too long is
+compacted first when it would not (`cudaopt.agent.policy.compaction`), a refusal as too long is
 compacted harder and tried once more, and what each call was billed is recorded."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from cudaopt.agent import prompts
-from cudaopt.agent.compaction import Compaction, Compactor, State
-from cudaopt.agent.context import Budget, estimate_tokens
 from cudaopt.agent.errors import ContextTooLong, ModelError
 from cudaopt.agent.events import OnEvent
-from cudaopt.agent.models import Model
+from cudaopt.agent.policy.compaction import Compaction, Compactor, State
+from cudaopt.agent.policy.context import Budget, estimate_tokens
+from cudaopt.agent.policy.model import Model
+from cudaopt.agent.policy.usage import Usage
 from cudaopt.agent.trajectory import Trajectory
-from cudaopt.agent.usage import Usage
 
 Messages = list[dict[str, Any]]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaopt.agent.shell import Shell, truncate
+from cudaopt.agent.environment.shell import Shell, truncate
 
 MAX_LIST = 200
 MAX_READ_CHARS = 60_000
