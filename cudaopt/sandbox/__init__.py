@@ -13,7 +13,7 @@ the unsandboxed shell. With bwrap (see `cudaopt.sandbox.bwrap` for the mounts):
   cap, per-file size limit, per-process data-memory limit, a workspace size check after
   each command; nothing started survives the command.
 - process count: kernel-enforced (RLIMIT_NPROC in the sandbox's user namespace, threads
-  included) for a normal user. As root the kernel ignores RLIMIT_NPROC, so the runner
+  included) for a normal user. As root the kernel ignores RLIMIT_NPROC, so `command`
   polls the sandbox's pid namespace every 50 ms and kills it over the limit: a fork storm
   may overshoot by what it starts in one poll.
 - as root, root-owned files outside the home that only their owner may read (e.g.
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cudaopt.sandbox.bwrap import BwrapStatus, bwrap_argv, cached_probe
+from cudaopt.sandbox.command import run_command
 from cudaopt.sandbox.limits import (
     MiB,
     ProcessCounter,
@@ -41,7 +42,6 @@ from cudaopt.sandbox.limits import (
     size_note,
     ulimit_prefix,
 )
-from cudaopt.sandbox.runner import run_command
 from cudaopt.sandbox.secrets import dotenv_values, scrub_env
 
 __all__ = ["MODES", "NONE_WARNING", "Sandbox", "SandboxLimits", "SandboxUnavailable",

@@ -8,7 +8,7 @@ is a per-process bound, not a bound on the command as a whole.
 
 Process count: RLIMIT_NPROC is set inside the sandbox's own user namespace, where the
 kernel counts only the sandbox's tasks (threads included). The kernel never enforces it
-for root (uid 0 outside the namespace), so as root the runner counts the processes of the
+for root (uid 0 outside the namespace), so as root `command` counts the processes of the
 sandbox's pid namespace instead and kills the sandbox over the limit (`ProcessCounter`):
 a poll, so a fast fork storm may overshoot by what it forks in one poll interval.
 """
