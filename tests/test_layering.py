@@ -20,11 +20,19 @@ FLOORS = {  # module: floors above it that importing it must not load
     "cudaopt.judge.roles.worker": ["cudaopt.agent", "litellm", "git", "ray"],  # the workers
     "cudaopt.judge.serving.server": ["cudaopt.agent", "litellm", "git", "ray"],
     "cudaopt.sandbox": ["cudaopt.agent"],
-    "cudaopt.agent.errors": ["cudaopt.agent.policy.model", "cudaopt.agent.policy.llm", "cudaopt.agent.policy.replay"],
+    # the agent's floor knows none of its rooms; the environment never loads the model side
+    "cudaopt.agent.errors": ["cudaopt.agent.policy", "cudaopt.agent.environment"],
+    "cudaopt.agent.config": ["cudaopt.agent.policy", "cudaopt.agent.environment",
+                             "cudaopt.agent.loop", "cudaopt.agent.judging"],
+    "cudaopt.agent.environment.workspace": ["cudaopt.agent.policy", "cudaopt.agent.loop",
+                                            "litellm"],
     "cudaopt.agent.policy.replay": ["cudaopt.agent.policy.model", "cudaopt.agent.policy.llm"],
-    "cudaopt.agent.judging": ["cudaopt.agent.run"],
+    "cudaopt.agent.judging": ["cudaopt.agent.run", "cudaopt.agent.loop"],
     # the budget, compaction and the model call work for any policy: litellm stays in llm
     "cudaopt.agent.policy.asking": ["litellm", "cudaopt.agent.policy.llm", "cudaopt.agent.run"],
+    # run folders and reports are read by `show` and the judge without the agent or git
+    "cudaopt.runs.folder": ["cudaopt.agent", "cudaopt.reports", "git"],
+    "cudaopt.reports.run": ["cudaopt.agent", "cudaopt.cli", "litellm", "git"],
     "cudaopt.executor": ["ray"],  # Ray is optional: only a cluster executor loads it
     "cudaopt.synth.probe": ["litellm", "cudaopt.agent"],  # the child that runs tasks
     "cudaopt.synth.api": ["litellm"],  # only --model loads it
@@ -146,6 +154,42 @@ def test_the_rest_of_cudaopt_uses_the_judge_only_through_its_door() -> None:
               if _judge_layer(module) is None and module != "cudaopt.judge"
               for target in sorted(imported) if _judge_layer(target) is not None]
     assert not inside, "judge internals imported outside the judge:\n" + "\n".join(inside)
+
+
+# The agent's rooms, bottom to top (cudaopt/agent/__init__.py names them): each may import
+# only itself and those below. The floor is the handful of modules every room reads.
+AGENT_FLOOR = {"config", "errors", "events", "prompts", "records", "trajectory"}
+AGENT_ROOMS = ["floor", "environment", "policy", "loop"]
+
+
+def _agent_room(module: str) -> str | None:
+    """The room of the agent that `module` lies in; None outside the agent (and for its door)."""
+    parts = module.split(".")
+    if parts[:2] != ["cudaopt", "agent"] or len(parts) < 3:
+        return None
+    if parts[2] in ("environment", "policy"):
+        return parts[2]
+    return "floor" if parts[2] in AGENT_FLOOR else "loop"
+
+
+def test_the_agents_rooms_import_only_those_below_them() -> None:
+    upward = [f"{module} ({_agent_room(module)}) imports {target} ({_agent_room(target)})"
+              for module, imported in sorted(_graph().items()) if _agent_room(module)
+              for target in sorted(imported) if _agent_room(target)
+              and AGENT_ROOMS.index(_agent_room(target) or "") >
+              AGENT_ROOMS.index(_agent_room(module) or "")]
+    assert not upward, "imports running up the agent's rooms:\n" + "\n".join(upward)
+
+
+#: Old paths kept while code others are changing still imports them (issue 39): re-exports only.
+MOVED = {"rundir", "report_run", "gitops"}
+
+
+def test_the_top_of_cudaopt_holds_only_what_every_part_uses() -> None:
+    """Settings, the task file and the package entry; everything else lives in a package
+    named for its job (reports, runs, the CLI's helpers)."""
+    loose = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "config", "task"}
+    assert loose <= MOVED, f"loose modules at the top of cudaopt: {sorted(loose - MOVED)}"
 
 
 def test_no_command_module_of_the_cli_imports_another() -> None:

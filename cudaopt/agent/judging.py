@@ -1,4 +1,6 @@
-"""The run's warm judge, shared by the loop and the workspace's judge commands."""
+"""The run's warm judge, shared by the loop and the workspace's judge commands: the server
+on the socket is handed the loop's own judgement when it is made (docs/agent.md draws the
+round trip)."""
 
 from __future__ import annotations
 
@@ -13,49 +15,41 @@ from cudaopt.judge import (
     JudgePool,
     JudgeServer,
     Verdict,
+    check,
     gpu_identity,
     worker_env,
 )
 
 
 class JudgeService:
-    """The run's warm judge: one pool of workers for the loop's own judgements and, through a
-    socket, for `cudaopt verify` / `profile` in the workspace. With a sandbox, the candidate
-    worker (which imports model-written code) runs inside it too."""
+    """The run's warm judge: one pool of workers for the loop's own judgements (through
+    `tracker`) and, through a socket, for `cudaopt verify` / `profile` in the workspace. With
+    a sandbox, the candidate worker (which imports model-written code) runs inside it too."""
 
-    def __init__(self, run_dir: Path, config: RunConfig):
+    def __init__(self, run_dir: Path, config: RunConfig, task: Path,
+                 progress: Callable[[str], None] | None = None):
         workspace = run_dir / "workspace"
-        wrapper = None
-        if config.sandbox is not None:
-            box = config.sandbox.with_paths([run_dir], [], READ_ONLY)
-
-            def wrapper(argv: list[str], env: dict[str, str],
-                        writable: list[Path]) -> tuple[list[str], dict[str, str]]:
-                return box.wrap_process(argv, env, workspace, writable)
-
         options = config.judge_options()
         env = worker_env(options)
         if config.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu_identity(config.gpu)
-        self.pool = JudgePool(env, wrapper=wrapper, confined=config.confined)
+        self.pool = JudgePool(env, wrapper=_wrapper(run_dir, config), confined=config.confined)
         if config.judge_lock is not None:
             self.pool.lock = config.judge_lock
-        self.server = JudgeServer(None, self.pool, workspace, options)
+        self.tracker = BestTracker(task, run_dir, options, progress=progress,
+                                   stage_dir=config.stage_dir, pool=self.pool)
+        self.server = JudgeServer(None, self.pool, workspace, options, judge=self._judge)
         self.socket_path = self.server.socket_path
         self.server.start()
 
-    def serve_for(self, tracker: BestTracker) -> None:
-        """Workspace commands asking for the loop's own judgement get it from `tracker`
-        (trusted, not judged again when their record claims a best); others are judged in
-        place with their own settings, as before."""
-        def judge(task: Path, candidate: Path, options: JudgeOptions,
-                  progress: Callable[[str], None]) -> Verdict:
-            found = tracker.judge_for_shell(task, candidate, options, progress)
-            if found is None:
-                found = self.server.check_in_place(task, candidate, options, progress)
-            return found
-
-        self.server.judge = judge
+    def _judge(self, task: Path, candidate: Path, options: JudgeOptions,
+               progress: Callable[[str], None]) -> Verdict:
+        """A workspace command asking for the loop's own judgement gets it from the tracker
+        (trusted, not judged again when its record claims a best); others are judged in
+        place with their own settings."""
+        found = self.tracker.judge_for_shell(task, candidate, options, progress)
+        return found if found is not None else check(task, candidate, options, progress,
+                                                     pool=self.pool)
 
     def __enter__(self) -> JudgeService:
         return self
@@ -66,3 +60,18 @@ class JudgeService:
     def close(self) -> None:
         self.server.close()
         self.pool.close()
+
+
+def _wrapper(run_dir: Path,
+             config: RunConfig) -> Callable[..., tuple[list[str], dict[str, str]]] | None:
+    """With a sandbox, each judge worker starts inside it, seeing the run folder read-only."""
+    if config.sandbox is None:
+        return None
+    box = config.sandbox.with_paths([run_dir], [], READ_ONLY)
+    workspace = run_dir / "workspace"
+
+    def wrapper(argv: list[str], env: dict[str, str],
+                writable: list[Path]) -> tuple[list[str], dict[str, str]]:
+        return box.wrap_process(argv, env, workspace, writable)
+
+    return wrapper

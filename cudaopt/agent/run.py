@@ -52,8 +52,9 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore,
     `model` replaces the one `config.model` names (e.g. a policy driven over HTTP)."""
     model = model or make_model(config.model, config.api_base, config.tools)
     model.preflight()  # before anything is created: a dead endpoint leaves no run behind
-    if getattr(model, "notice", None):
-        on_event("message", {"role": "cudaopt", "text": model.notice})
+    notice = getattr(model, "notice", None)  # a policy's word to the user, e.g. a replay's
+    if notice:
+        on_event("message", {"role": "cudaopt", "text": notice})
     run_dir = _fresh_dir(config.run_dir) if config.run_dir else new_run_dir(task)
     register(run_dir, task)
     task = task.resolve()
@@ -142,7 +143,8 @@ def _drive(
     on_event: OnEvent,
 ) -> RunResult:
     """Run the loop, keep meta.json current, then re-check the best from scratch."""
-    with JudgeService(run_dir, config) as service:
+    with JudgeService(run_dir, config, Path(meta.task),
+                      progress=lambda line: on_event("judge", {"text": line})) as service:
         return _run_agent(
             _agent(run_dir, meta, model, messages, config, progress, on_event, service),
             run_dir,
@@ -191,15 +193,7 @@ def _agent(
 ) -> Agent:
     """The loop wired to this run: judge, workspace tools, shell, trajectory, meta."""
     options = config.judge_options()
-    tracker = BestTracker(
-        Path(meta.task),
-        run_dir,
-        options,
-        progress=lambda line: on_event("judge", {"text": line}),
-        stage_dir=config.stage_dir,
-        pool=service.pool,
-    )
-    service.serve_for(tracker)
+    tracker = service.tracker
     bin_dir = run_dir / "bin"
     install_cli(bin_dir)
     env = shell_env(bin_dir, tracker.record_dir, config.device)

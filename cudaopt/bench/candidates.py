@@ -25,9 +25,9 @@ def find_candidate(task: Task, folder: Path, sample: int = 0) -> Path | None:
         if path.is_file():
             return path
     for base in (folder / task.level, folder):
-        path = _kernelbench_file(task, base, sample)
-        if path is not None:
-            return path
+        found = _kernelbench_file(task, base, sample)
+        if found is not None:
+            return found
     return None
 
 

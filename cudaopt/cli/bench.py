@@ -14,7 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -41,7 +40,8 @@ from cudaopt.runs.folder import state_dir
 class _RunByDefault(TyperGroup):
     """`cudaopt bench SUITE…` means `cudaopt bench run SUITE…`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """`ctx` is the click Context typer vendors (typer._click), which has no public name."""
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
@@ -235,7 +235,8 @@ def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (
         report.load(a), report.load(b)
     except report.NotABench as exc:
         raise fail(str(exc)) from exc
-    result = compare(*(results.latest(results.read_lines(x)) for x in (a, b)))
+    old, new = (results.latest(results.read_lines(x)) for x in (a, b))
+    result = compare(old, new)
     Console().print(render(result))
     if json_path:
         json_path.write_text(json.dumps(result, indent=2) + "\n")

@@ -73,7 +73,7 @@ class Episode:
                 return self.final
             self.steps += 1
             turn = self.policy.act(action, timeout_s=self.options.episode_minutes * 60 + 900)
-            return self.final if turn.end else self._answer(turn)
+            return (self.final or {}) if turn.end else self._answer(turn)  # final set before end
         finally:
             self.policy.busy.release()
 
@@ -93,7 +93,7 @@ class Episode:
 
     def _answer(self, turn: Turn) -> dict[str, Any]:
         text = "\n\n".join(str(m.get("content") or "") for m in turn.messages)
-        observation = {"messages": turn.messages, "text": text}
+        observation: dict[str, Any] = {"messages": turn.messages, "text": text}
         if turn.replaces:  # compacted to fit the context: the whole conversation from now on
             observation.update(replaces_history=True, compaction=self.compactions[-1])
         return {"observation": observation,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ServiceError(Exception):
     """An HTTP error answer: `status` 4xx for the caller's mistakes, 503 when busy (with
@@ -13,8 +15,8 @@ class ServiceError(Exception):
         self.status, self.message = status, message
         self.retry_after_s, self.code = retry_after_s, code
 
-    def to_json(self) -> dict:
-        body = {"error": {"code": self.code, "message": self.message}}
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, dict[str, Any]] = {"error": {"code": self.code, "message": self.message}}
         if self.retry_after_s is not None:
             body["error"]["retry_after_s"] = self.retry_after_s
         return body

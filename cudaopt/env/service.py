@@ -55,6 +55,7 @@ class EnvService:
     @property
     def url(self) -> str:
         host, port = self.http.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address
         return f"http://{host}:{port}"
 
     def _routes(self) -> dict[tuple[str, str], Any]:

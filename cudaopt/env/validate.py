@@ -156,4 +156,5 @@ def _text(text: str, where: str, options: ServiceOptions) -> str:
 
 
 def _json_kind(kind: type) -> str:
-    return {str: "string", list: "array", dict: "object"}[kind]
+    kinds: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return kinds[kind]

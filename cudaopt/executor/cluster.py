@@ -190,6 +190,7 @@ class RayExecutor:
                                                  slot=spec.name))
                     started, warm_key = (None if self._queue.closed else self._start(index)), None
                     continue
+                assert result is not None  # `_run` gives a result or an error
                 pending.finish(result)
         finally:
             self._slot_gone(index)

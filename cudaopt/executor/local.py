@@ -198,13 +198,13 @@ def _reserve(slots: list[SlotSpec]) -> dict[str, int]:
     """GPU slots: a CPU each to time from, held for the executor's life; every other process
     it starts stays off them (see `judge.timing.pinning`). None on CPU slots, which time with all
     their threads."""
-    gpus = [spec for spec in slots if spec.gpu is not None]
+    gpus = {spec.name: spec.gpu for spec in slots if spec.gpu is not None}
     if not gpus:
         return {}
     from cudaopt.judge import pinning
 
-    cpus = pinning.reserve([spec.gpu for spec in gpus])  # fewer on a small host: the rest
-    return {spec.name: cpu for spec, cpu in zip(gpus, cpus, strict=False)}  # claim per call
+    cpus = pinning.reserve(list(gpus.values()))  # fewer on a small host: the rest
+    return dict(zip(gpus, cpus, strict=False))  # claim per call
 
 
 def _avoid(reserved: set[int]) -> None:

@@ -59,7 +59,7 @@ class Prebuilder:
             resolve_device,
         )
 
-        started, built = time.perf_counter(), []
+        started, built = time.perf_counter(), list[str]()
         _, candidate = job.sources.materialize(self.root)
         if candidate is None:
             return built, 0.0

@@ -53,6 +53,7 @@ def slot_plan(ray: Any, device: str, slots: int | None,
         raise ValueError(f"device must be 'cuda' or 'cpu', not {device!r}")
     resources = ray.cluster_resources()
     gpus = int(resources.get("GPU", 0))
+    options: dict[str, Any]
     if gpus:
         total, options = gpus, {"num_gpus": 1, "num_cpus": slot_cpus}
     elif device == "cuda":

@@ -105,7 +105,7 @@ def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     verdict = check(task, candidate, options, pool=pool)
     # the next job is often another task (a bench): its reference and baseline processes
     # import torch now, while this result travels, instead of on its critical path
-    pool.prestart_for(options, verdict.device or options.device)
+    pool.prestart_for(options, verdict.device or options.device or runner.spec.device)
     return JobResult(job.id, verdict=verdict.to_json(), device_name=verdict.device_name,
                      torch_version=verdict.torch_version)
 

@@ -88,9 +88,16 @@ def ready_to_commit(task: Path, branch: str | None = None, init: bool = False) -
         _check_branch_name(git, branch)
 
 
+def work_tree(repo: Repo) -> Path:
+    """The folder `repo` checks out into; `find_repo` and `init_repo` never give a bare one."""
+    if repo.working_tree_dir is None:
+        raise NotARepoError(f"{repo.git_dir} is a bare repository: no working tree to commit from")
+    return Path(repo.working_tree_dir)
+
+
 def init_repo(directory: Path) -> Path:
     """`git init` in `directory` (no commit: the kernel becomes the root of its branch)."""
-    return Path(Repo.init(directory).working_tree_dir)
+    return work_tree(Repo.init(directory))
 
 
 def commit_accepted(
@@ -111,7 +118,7 @@ def commit_accepted(
     """
     task = task.resolve()
     repo = find_repo(task.parent)
-    folder = task.parent.relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    folder = task.parent.relative_to(work_tree(repo).resolve()).as_posix()
     files = _candidate_files(candidate_dir.resolve(), folder)
     requested = branch or f"{prefix}{meta.run_id}"
     with tempfile.TemporaryDirectory(prefix="cudaopt-git-") as tmp:
@@ -133,7 +140,7 @@ def commit_files(repo: Repo, files: dict[str, Path], message: str, branch: str, 
     (suffixed -2, -3... if taken), through a temporary index: the working tree, the index and
     HEAD stay as they were. HEAD's files under the folder `replace` are left out, so that
     folder holds exactly `files`. Refuses files holding a secret's value."""
-    root = Path(repo.working_tree_dir).resolve()
+    root = work_tree(repo).resolve()
     _check_branch_name(repo.git, branch)
     env, fallback = identity_env(repo.git)
     base = _head_commit(repo.git)

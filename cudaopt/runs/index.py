@@ -31,7 +31,8 @@ def register(run_dir: Path, task: Path, cwd: Path | None = None) -> None:
     holds the task, at `run_dir`; a folder we may not write to only loses the shortcut."""
     run_dir, task_dir = run_dir.resolve(), task.resolve().parent
     cwd = (cwd or Path.cwd()).resolve()
-    roots = {repo_root(task_dir), cwd if task_dir.is_relative_to(cwd) else None} - {None}
+    roots = {root for root in (repo_root(task_dir), cwd if task_dir.is_relative_to(cwd) else None)
+             if root is not None}
     for root in roots:
         if (root / STATE_DIR / "runs") == run_dir.parent:
             continue  # kept there already

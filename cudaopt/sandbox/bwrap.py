@@ -164,8 +164,8 @@ def bwrap_argv(status: BwrapStatus, workspace: Path, readable: Iterable[Path],
     for path in masked:
         if path.is_file():
             argv += ["--ro-bind", "/dev/null", str(path)]
-    for path in ["/run", *map(str, homes)]:  # a write there fails loudly, not into a tmpfs
-        argv += ["--remount-ro", path]
+    for folder in ["/run", *map(str, homes)]:  # a write there fails loudly, not into a tmpfs
+        argv += ["--remount-ro", folder]
     return [*argv, "--chdir", str(workspace)]
 
 

@@ -9,7 +9,7 @@ import json
 import os
 import urllib.request
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 # Set before litellm is imported anywhere (cudaopt.agent.policy.llm imports this module first):
 # offline, litellm uses its bundled price list, beta headers and tokenizers.
@@ -102,7 +102,9 @@ def count_tokens(name: str, messages: list[dict[str, Any]],
     """litellm's count for a model whose tokenizer it holds, else the estimate."""
     if tokenizer_known(name):
         try:
-            return int(litellm.token_counter(model=name, messages=messages, tools=tools))
+            # our tool schemas are OpenAI's tool dicts, which litellm types more narrowly
+            return int(litellm.token_counter(model=name, messages=messages,
+                                             tools=cast(Any, tools)))
         except Exception:  # noqa: BLE001 - a message shape the counter does not take
             pass
     return estimate_tokens(messages, tools)

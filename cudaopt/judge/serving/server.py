@@ -44,11 +44,11 @@ def options_from_wire(data: dict[str, Any], base: JudgeOptions) -> JudgeOptions:
 class JudgeServer:
     """`socket_path=None`: a socket in a private temporary folder, removed on `close`
     (AF_UNIX paths are short, 108 bytes, so it cannot live beside a deep workspace).
-    Setting `judge` replaces the plain in-place `check` (an agent run judges a request the
-    way its loop would, so that the loop need not judge the same candidate again)."""
+    `judge`, given here, replaces the plain in-place `check` (an agent run judges a request
+    the way its loop would, so that the loop need not judge the same candidate again)."""
 
     def __init__(self, socket_path: Path | None, pool: JudgePool, workspace: Path,
-                 base: JudgeOptions | None = None):
+                 base: JudgeOptions | None = None, judge: Judge | None = None):
         self._private = None
         if socket_path is None:
             self._private = Path(tempfile.mkdtemp(prefix="cudaopt-judge-"))
@@ -57,7 +57,7 @@ class JudgeServer:
         self.pool = pool
         self.workspace = workspace.resolve()
         self.base = base or JudgeOptions()
-        self.judge: Judge = self.check_in_place
+        self.judge: Judge = judge or self.check_in_place
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
 
