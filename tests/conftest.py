@@ -41,6 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from cudaopt.judge.verdict.options import ISOLATION_ENV
     from cudaopt.sandbox.bwrap import cached_probe
 
+    # the machine judge (`cudaopt check` started on demand, kept warm) only where a test asks
+    # for it: a background judge per test environment would outlive the tests
+    os.environ.setdefault("CUDAOPT_WARM_JUDGE", "0")
     status = cached_probe()
     if not status.ok and ISOLATION_ENV not in os.environ:
         os.environ[ISOLATION_ENV] = "optional"

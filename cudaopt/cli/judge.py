@@ -104,8 +104,9 @@ def _tracer(err: Console) -> Progress:
 
 
 def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progress) -> Verdict:
-    """Through a warm judge when one answers: the agent run's (CUDAOPT_JUDGE_SOCKET), or a
-    `cudaopt serve` for a folder holding both files; else here, cold."""
+    """Through a warm judge when one answers: the agent run's (CUDAOPT_JUDGE_SOCKET), a
+    `cudaopt serve` for a folder holding both files, else this machine's (started on
+    demand, see `machine`); here, cold, when none can be had or CUDAOPT_WARM_JUDGE=0."""
     from cudaopt.judge import find_server
 
     socket_path = os.environ.get("CUDAOPT_JUDGE_SOCKET")
@@ -120,7 +121,10 @@ def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progre
             if found:
                 progress(f"judged by the warm judge `cudaopt serve` runs for {found[1]}")
             return verdict
-    return check(model, candidate, options, progress)
+    from cudaopt.judge import machine_check
+
+    return machine_check(model, candidate, options, progress) or check(
+        model, candidate, options, progress)
 
 
 def _record(candidate: Path, verdict: Verdict) -> None:

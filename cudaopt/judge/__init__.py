@@ -33,6 +33,7 @@ from cudaopt.judge.checks.taskcheck import check_task
 from cudaopt.judge.insight.ncu import run as run_ncu
 from cudaopt.judge.insight.ncu import unavailable as ncu_unavailable
 from cudaopt.judge.serving.client import remote_check
+from cudaopt.judge.serving.machine_client import machine_check
 from cudaopt.judge.serving.serve import find_server, serve
 from cudaopt.judge.serving.server import JudgeServer
 from cudaopt.judge.timing import pinning
@@ -52,5 +53,6 @@ __all__ = [
     # sharing a host: GPU locks, CPU pinning
     "DeviceLock", "gpu_identity", "gpu_lock", "pinning",
     # serving, and what lies outside the verdict
-    "JudgeServer", "find_server", "serve", "remote_check", "ncu_unavailable", "run_ncu",
+    "JudgeServer", "find_server", "serve", "remote_check", "machine_check", "ncu_unavailable",
+    "run_ncu",
 ]

@@ -44,12 +44,16 @@ def test_python_background_thread_is_reported() -> None:
 
 def test_work_in_a_hook_after_the_clock_fails_the_parents_clock() -> None:
     """Beats any in-process timer, patched or not: the work runs in an interpreter hook
-    after the clock is read, replacing no function a tamper check could look at."""
+    after the clock is read, replacing no function a tamper check could look at. The
+    parent's clock charges it to the candidate, and refuses it where it stands far above
+    the noise of the protocol around each call."""
     assert fools_naive("hook_after_clock")
     verdict = judge("hook_after_clock", profile=True)
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
-    assert any(v.startswith("timing cross-check failed: by the judge's own clock")
-               for v in verdict.violations), verdict.violations
+    refused = any(v.startswith("timing cross-check failed: by the judge's own clock")
+                  for v in verdict.violations)
+    charged = any("the judge's clock is credited" in w for w in verdict.warnings)
+    assert refused or charged, (verdict.violations, verdict.warnings)  # the first line
     assert any("interpreter hook was installed (sys.setprofile)" in v
                for v in verdict.violations), "the in-process second line"
 

@@ -33,7 +33,7 @@ SPAWNED_ENV = "CUDAOPT_SPAWNED_AT"
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 
 
-def _python_path(env: dict[str, str]) -> str:
+def python_path(env: dict[str, str]) -> str:
     """The worker imports the judge's own cudaopt: it runs in another folder (a sandbox's
     workspace), where `-m` would not find a cudaopt run from its checkout. An installed one
     is found without help, and its site folder must not go ahead of the standard library."""
@@ -84,7 +84,7 @@ class Worker:
         self._log = open(log_path, "wb")
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
                     "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(time.time()),
-                    "PYTHONPATH": _python_path({**os.environ, **env})}
+                    "PYTHONPATH": python_path({**os.environ, **env})}
         argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
         if wrap is not None:
             argv, full_env = wrap(argv, full_env)

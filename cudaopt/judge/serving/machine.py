@@ -1,0 +1,170 @@
+"""One warm judge per machine: `cudaopt check` finds it, or starts it, and judges through it.
+
+A cold `cudaopt check` starts reference and baseline processes that import torch, dynamo and
+inductor and load the task (10-20 s of a judgement on an H200, 2026-12-03). The machine judge
+keeps them: the first check starts it in the background, later checks of the same task (by
+content, on the same device and settings) find its workers loaded and its baseline compiled.
+One per user, Python and environment (its socket's name digests them, so a check from
+another virtual environment or with other CUDA settings gets its own), in a folder only that
+user can enter; it answers only its own user, holds at most `MAX_POOLS` tasks' workers, and
+exits when idle for `CUDAOPT_WARM_IDLE_S` seconds (600 by default). Killed or crashed, the
+judgement it was running is judged again in the caller's own process, and the next check
+starts a new one. Candidates still run in a process of their own each time: only the
+reference and baseline workers, which never import a candidate, are shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections import OrderedDict
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from cudaopt.judge.building.caches import worker_env
+from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
+from cudaopt.judge.workers.pool import JudgePool
+from cudaopt.judge.workers.runner import PACKAGE_PARENT
+
+IDLE_ENV, IDLE_S = "CUDAOPT_WARM_IDLE_S", 600.0
+DISABLE_ENV = "CUDAOPT_WARM_JUDGE"  # "0": every check judges in its own process
+MAX_POOLS = 2  # tasks whose workers stay loaded (each holds its model, on the GPU too)
+START_TIMEOUT_S = 60.0
+#: The environment a judgement depends on: a check differing in any of these gets a judge
+#: of its own.
+ENV_PREFIXES = ("CUDA", "TORCH", "TRITON", "XDG_", "HOME", "CUDAOPT_", "PYTHON", "LD_",
+                "PATH", "NVIDIA", "OMP_", "MKL_")
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "1") != "0"
+
+
+def address(env: dict[str, str] | None = None) -> Path:
+    """The socket of this user's machine judge for this Python, cudaopt and environment."""
+    env = dict(os.environ if env is None else env)
+    relevant = sorted((k, v) for k, v in env.items()
+                      if k.startswith(ENV_PREFIXES) and k != IDLE_ENV)
+    digest = hashlib.sha256(repr((sys.executable, PACKAGE_PARENT, relevant)).encode())
+    return private_folder() / f"judge-{digest.hexdigest()[:16]}.sock"
+
+
+def private_folder() -> Path:
+    """A folder only this user can enter (AF_UNIX paths are short: under the system's
+    temporary folder, not the cache)."""
+    folder = Path(tempfile.gettempdir()) / f"cudaopt-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    stat = folder.stat()
+    if stat.st_uid != os.getuid() or stat.st_mode & 0o077:
+        raise PermissionError(f"{folder} is not this user's own folder (mode 700)")
+    return folder
+
+
+def same_user(conn: socket.socket) -> bool:
+    """SO_PEERCRED: the connecting process's uid is ours."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    return int.from_bytes(creds[4:8], sys.byteorder) == os.getuid()
+
+
+class Pools:
+    """The judge's warm pools by what a pool is bound to (device, caches, isolation), the
+    least recently used closed beyond `MAX_POOLS`."""
+
+    def __init__(self) -> None:
+        self._pools: OrderedDict[tuple[str, tuple[tuple[str, str], ...], bool], JudgePool] = (
+            OrderedDict())
+
+    def get(self, options: JudgeOptions) -> JudgePool:
+        env = worker_env(options)
+        isolate = options.isolation != "off"
+        key = (resolve_device(options.device), tuple(sorted(env.items())), isolate)
+        if key not in self._pools:
+            self._pools[key] = JudgePool(env, isolate=isolate)
+        self._pools.move_to_end(key)
+        while len(self._pools) > MAX_POOLS:
+            _, old = self._pools.popitem(last=False)
+            old.close()
+        return self._pools[key]
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
+
+
+def idle_s() -> float:
+    try:
+        return float(os.environ.get(IDLE_ENV, IDLE_S))
+    except ValueError:
+        return IDLE_S
+
+
+def serve(path: Path) -> None:
+    """Answer judgements on `path` until idle for `idle_s()` seconds."""
+    path.unlink(missing_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    path.chmod(0o600)
+    listener.listen(16)
+    listener.settimeout(5.0)
+    pools, last = Pools(), time.monotonic()
+    try:
+        while time.monotonic() - last < idle_s():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(None)
+                if same_user(conn):
+                    answer(conn, pools)
+            last = time.monotonic()
+    finally:
+        listener.close()
+        if path.exists() and path.is_socket():
+            path.unlink(missing_ok=True)
+        pools.close()
+
+
+def answer(conn: socket.socket, pools: Pools) -> None:
+    """One request: {"task", "candidate", "options"} in; progress lines, then the verdict."""
+    from cudaopt.judge.api import check
+
+    stream = conn.makefile("rwb")
+    try:
+        request = json.loads(stream.readline())
+        options = options_from_json(request["options"])
+        task, candidate = Path(request["task"]), Path(request["candidate"])
+    except (ValueError, KeyError, TypeError):
+        return  # not a client of ours
+
+    def send(message: dict[str, Any]) -> None:
+        stream.write((json.dumps(message) + "\n").encode())
+        stream.flush()
+
+    try:
+        verdict = check(task, candidate, options, lambda text: send({"progress": text}),
+                        pool=pools.get(options))
+        send({"verdict": verdict.to_json()})
+    except (OSError, ValueError):
+        pass  # the client went away: the next request finds the pool as it is
+
+
+def options_to_json(options: JudgeOptions) -> dict[str, Any]:
+    return {f.name: (str(v) if isinstance(v, Path) else v)
+            for f in fields(options) for v in [getattr(options, f.name)]}
+
+
+def options_from_json(data: dict[str, Any]) -> JudgeOptions:
+    known = {f.name for f in fields(JudgeOptions)}
+    values = {k: v for k, v in data.items() if k in known}
+    for name in ("build_dir", "cache_dir"):
+        if values.get(name) is not None:
+            values[name] = Path(values[name])
+    return JudgeOptions(**values)

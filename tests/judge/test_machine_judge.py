@@ -1,0 +1,92 @@
+"""The machine judge: `cudaopt check` starts it on demand and later checks of the same task
+reuse its loaded workers; killed mid-judgement, the check is judged in its own process and
+the next check starts a new one. Real processes: the CLI, the daemon, its workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ZOO = Path(__file__).resolve().parent / "zoo"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A check's environment with the machine judge on, its socket in a folder of the
+    test's own; the judge it started is stopped afterwards."""
+    env = {**os.environ, "CUDAOPT_WARM_JUDGE": "1", "TMPDIR": str(tmp_path),
+           "CUDAOPT_WARM_IDLE_S": "120"}
+    yield env
+    for pid in _judges(tmp_path):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _judges(tmp_path: Path) -> list[int]:
+    """The machine judges started under this test's temporary folder."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"cudaopt.judge.serving.machine_main" in line and str(tmp_path).encode() in line:
+            found.append(int(pid))
+    return found
+
+
+def _check(env: dict[str, str], out: Path, *extra: str,
+           wait: bool = True) -> subprocess.Popen[str] | dict:
+    argv = [sys.executable, "-m", "cudaopt.cli", "check", str(ZOO / "task.py"),
+            str(ZOO / "correct.py"), "--device", "cpu", "--json", str(out), "--trace", *extra]
+    proc = subprocess.Popen(argv, env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    if not wait:
+        return proc
+    output = proc.communicate(timeout=900)[0]
+    assert proc.returncode == 0, output
+    return {"verdict": json.loads(out.read_text()), "output": output}
+
+
+def test_a_second_check_of_the_task_starts_no_reference_or_baseline(
+        env: dict[str, str], tmp_path: Path) -> None:
+    first = _check(env, tmp_path / "1.json")
+    assert "starting the warm judge" in first["output"]
+    second = _check(env, tmp_path / "2.json")
+    assert "starting the warm judge" not in second["output"]
+    assert any(k.startswith("load.reference") for k in first["verdict"]["phases_s"])
+    assert not any(k.startswith("load.reference") for k in second["verdict"]["phases_s"])
+    assert "kept warm from an earlier judgement" in second["output"]
+    assert len(_judges(tmp_path)) == 1
+
+
+def test_a_judge_killed_mid_judgement_costs_only_that_judgement_its_warmth(
+        env: dict[str, str], tmp_path: Path) -> None:
+    _check(env, tmp_path / "1.json", "--no-profile")
+    (judge,) = _judges(tmp_path)
+    running = _check(env, tmp_path / "2.json", wait=False)
+    seen = []
+    for line in running.stdout:  # inside the judgement: the warm judge is verifying
+        seen.append(line)
+        if "verifying" in line:
+            break
+    os.killpg(judge, signal.SIGKILL)
+    output = "".join(seen) + running.communicate(timeout=900)[0]
+    assert running.returncode == 0, output
+    assert "the warm judge stopped in the middle of this judgement" in output
+    assert json.loads((tmp_path / "2.json").read_text())["correct"]
+    third = _check(env, tmp_path / "3.json", "--no-profile")
+    assert "starting the warm judge" in third["output"] and third["verdict"]["correct"]
+
+
+def test_turned_off_every_check_judges_in_its_own_process(env: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    env["CUDAOPT_WARM_JUDGE"] = "0"
+    _check(env, tmp_path / "1.json", "--no-profile")
+    assert not _judges(tmp_path)
