@@ -1,6 +1,7 @@
 """cudaopt: verified custom CUDA kernels for PyTorch models, written by a language model."""
 
 from pathlib import Path
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -19,7 +20,7 @@ TEMPLATES_DIR = _data_dir("templates")
 SKILLS_DIR = _data_dir("skills")
 
 
-def swap(*args, **kwargs):  # type: ignore[no-untyped-def]
+def swap(*args: Any, **kwargs: Any) -> Any:
     """`cudaopt.models.swap.swap`, imported on first use so `import cudaopt` stays light."""
     from cudaopt.models.swap import swap as _swap
 

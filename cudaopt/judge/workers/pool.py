@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
@@ -64,7 +65,7 @@ class JudgePool:
         self.scratch = Path(tempfile.mkdtemp(prefix="cudaopt-pool-", dir=scratch_root()))
         self.init_seed = int.from_bytes(os.urandom(7), "little")
         # the device: timings must not overlap (others share it: an executor's slot lock)
-        self.lock = threading.Lock()
+        self.lock: AbstractContextManager[Any] = threading.Lock()  # or a DeviceLock
         self.busy = threading.Lock()  # one judgement at a time on this pool's workers
         self._gpu_lock: DeviceLock | None = None
         self._key: tuple[str, str] | None = None  # (task content digest, device)
@@ -129,14 +130,17 @@ class JudgePool:
         def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
             if self.wrapper is not None:
                 argv, env = self.wrapper(argv, env, [self.scratch])
-            if not confine_here:
-                return argv, env
+            if not confine_here:  # Triton's cache apart from the one the baselines load
+                triton = Path(env["TRITON_CACHE_DIR"]).parent / "triton-candidates" / "shared"
+                return argv, {**env, "TRITON_CACHE_DIR": str(triton)}
             placed["builds"] = Path(env["TORCH_EXTENSIONS_DIR"])
+            placed["triton"] = Path(env["TRITON_CACHE_DIR"]).parent / "triton-candidates"
             return confine(argv, env, [self.scratch], own)
 
         worker = Worker("candidate", log, self.env, wrap=wrap)
         if placed:
-            worker.builds = (placed["builds"], own / "builds")
+            worker.caches = {"builds": (placed["builds"], own / "builds"),
+                             "triton": (placed["triton"], own / "cache" / "triton")}
         return worker
 
     def task_copy(self, task: Path) -> Path:
