@@ -7,6 +7,7 @@ import torch
 from cudaopt.judge import outputs_vary
 from cudaopt.judge.checks.signal import (
     follows,
+    follows_closely,
     perturbed,
     positions,
     sample,
@@ -116,3 +117,51 @@ def test_the_dtype_a_candidate_writes_is_read_from_its_values() -> None:
     assert written_grid(as_bf16, as_bf16) is None  # the reference writes bf16 itself
     one = torch.ones(256, dtype=torch.float64)
     assert written_grid([one] * 4, refs) is None  # a constant shows no dtype at all
+
+
+def _hinge_draws(rows: int = 256, columns: int = 1024) -> list[list[torch.Tensor]]:
+    gens = [torch.Generator().manual_seed(s) for s in range(5)]
+    return [[torch.rand(rows, columns, generator=g),
+             torch.randint(0, 2, (columns,), generator=g).float() * 2 - 1] for g in gens]
+
+
+def _hinge(p: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    return torch.clamp(1 - p * t, min=0).mean().reshape(1)
+
+
+def _stratified(p: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """Every target, one column in 16 of the predictions, weighted by the signs' shares."""
+    per_column = torch.clamp(1 - p[:, ::16] * t[::16], min=0).mean(dim=0)
+    share = (t > 0).float().mean()
+    up = t[::16] > 0
+    return (share * per_column[up].mean() + (1 - share) * per_column[~up].mean()).reshape(1)
+
+
+def _naive_float32(p: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """One float32 accumulator over the rows' sums: rounded otherwise, and worse."""
+    total = torch.zeros((), dtype=torch.float32)
+    for row in torch.clamp(1 - p * t, min=0).sum(dim=1):
+        total = total + row
+    return (total / p.numel()).reshape(1)
+
+
+def test_a_loss_sampled_by_strata_follows_its_draws_but_not_to_rounding() -> None:
+    draws = _hinge_draws()
+    refs = [_hinge(*d) for d in draws]
+    sampled = [_stratified(*d) for d in draws]
+    assert follows(refs, sampled, floor=3e-5) is None  # a tenth of the moves: under half
+    assert follows_closely(refs, sampled, torch.float32) is not None
+    for honest in (lambda p, t: _hinge(p.double(), t.double()).float(), _naive_float32):
+        assert follows_closely(refs, [honest(*d) for d in draws], torch.float32) is None
+    bf16 = [r.to(torch.bfloat16).float() for r in refs]  # written in bf16: held at its grid
+    assert follows_closely(refs, bf16, torch.bfloat16) is None
+    assert follows_closely(refs, bf16, torch.float32) is not None
+
+
+def test_only_few_valued_outputs_that_move_beyond_rounding_are_held_to_rounding() -> None:
+    gen = torch.Generator().manual_seed(2)
+    refs = [torch.rand(64, generator=gen) for _ in range(4)]  # 64 values: not a few
+    assert follows_closely(refs, [r + 1e-3 * torch.rand(64) for r in refs],
+                           torch.float32) is None
+    still = [torch.tensor([1.0 + k * 1e-7]) for k in range(4)]  # moves by rounding alone
+    assert follows_closely(still, [torch.tensor([1.0])] * 4, torch.float32) is None

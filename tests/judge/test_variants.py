@@ -57,13 +57,37 @@ def test_what_each_input_is_taken_to_mean() -> None:
         "real", "nonneg", "simplex", "discrete", "discrete", "symmetric", "real"]
 
 
-def test_every_plan_holds_a_rescaling_outliers_and_a_rescaled_block() -> None:
+def test_every_plan_holds_a_rescaling_outliers_with_strata_and_a_rescaled_block() -> None:
     rng = random.Random(3)
     for _ in range(50):
         variants = plan(rng.random, lambda: rng.randrange(1 << 30))
         kinds = {k for v in variants for k in v["kinds"]}
-        assert len(variants) == 3 and {"spiky", "block"} <= kinds
+        assert len(variants) == 3 and {"spiky", "block", "strata"} <= kinds
         assert kinds & {"scale", "rowscale"} and kinds & set(ORDER)
+        spiky = next(v["kinds"] for v in variants if v["kinds"][0] == "spiky")
+        assert spiky[-1] == "strata"  # after any mask that would thin the raised slices
+
+
+SAMPLERS = {  # a mean read from a fixed part of a 256 x 256 input, one way or another
+    "one column block in 16": lambda x: x.unflatten(1, (-1, 16, 4))[:, :, 8].mean(),
+    "every 16th column": lambda x: x[:, 7::16].mean(),
+    "every other row": lambda x: x[::2].mean(),
+    "one row block in 16": lambda x: x[:16].mean(),
+    "every 16th element": lambda x: x.reshape(-1)[5::16].mean(),
+}
+
+
+@pytest.mark.parametrize("draw", [torch.rand, torch.randn], ids=["nonneg", "real"])
+def test_raised_strata_move_the_mean_where_no_fixed_part_of_the_input_sees_it(draw) -> None:
+    """Rescaled rows, a rescaled stretch of memory, outliers: a sampler reading a fixed part
+    along some dimension sees each as the whole input does. The strata it cannot: on every
+    seed tried each sampler misses the mean by more than the tolerance."""
+    for seed in range(20):
+        x = draw(256, 256, generator=torch.Generator().manual_seed(seed))
+        x = derive([x], {"kinds": ["strata"], "seed": seed, "mix_seed": 0}, _draw)[0]
+        full = float(x.mean())
+        for name, sampled in SAMPLERS.items():
+            assert abs(float(sampled(x)) - full) > 1e-2 + 1e-2 * abs(full), (seed, name)
 
 
 def test_derivation_frees_each_drawn_tensor_and_sorts_in_chunks() -> None:

@@ -11,7 +11,9 @@ against the output's own scale, not against atol.
   task whose output does not vary cannot tell a constant from a kernel);
 - `follows`: whether a candidate's outputs reproduce the reference's variation;
 - `sits_at_scale`: whether they sit where the reference's do, at the output's own scale: an
-  offset far below atol moves nothing, yet is many times a small output's size.
+  offset far below atol moves nothing, yet is many times a small output's size;
+- `follows_closely`: whether an output of a few values (a loss) follows the task's draws up to
+  rounding: a reduction sampled by strata follows them too, only less closely.
 
 Both take leaves as tensors of the same shape per input; `sample` cuts a leaf down to a
 fixed, secret set of positions, so that many inputs' worth stays small.
@@ -30,6 +32,11 @@ PERTURB_ULPS = 4.0  # the inputs' perturbation that measures that noise
 #: Values per input below which an output is not held to its own scale: the rounding noise
 #: of a few values, measured once, can fall well under its typical size by chance.
 SCALE_ELEMENTS = 64
+#: How far, in ulps of float32 (or the dtype written, if coarser) at the output's scale, an
+#: honest reduction to a few values may round off the reference: a single float32
+#: accumulator over a million values is off by up to 2e-5 of the sum, a GPU tree or atomic
+#: sum by about 1e-6; a sixteenth of a million uniform draws misses their mean by 1e-3.
+ROUNDING_ULPS = 512.0
 
 RULE = "the output does not depend on the input the way the reference's does"
 SCALE_RULE = "the output is wrong at its own scale (inside atol, off by over half its size)"
@@ -138,13 +145,41 @@ def follows(reference: list[torch.Tensor], candidate: list[torch.Tensor],
     moved, scale = variation(rows_r)
     if rows_r.numel() == 0 or moved <= max(floor * scale, NOISE * noise):
         return None
-    delta_r = rows_r - rows_r.mean(dim=0, keepdim=True)
-    delta_c = rows_c - rows_c.mean(dim=0, keepdim=True)
-    missed = float((delta_c - delta_r).square().mean().sqrt())
+    missed = _missed(rows_r, rows_c)
     if missed <= FOLLOW * moved + NOISE * noise:
         return None
     return (f"across {len(reference)} inputs the reference moves by {moved:.3g} RMS (its "
             f"values {scale:.3g} RMS); the candidate's moves miss it by {missed:.3g}")
+
+
+def follows_closely(reference: list[torch.Tensor], candidate: list[torch.Tensor],
+                    dtype: torch.dtype, noise: float = 0.0) -> str | None:
+    """None unless the output has fewer than `SCALE_ELEMENTS` values per input and the
+    candidate's moves across the task's draws miss the reference's by more than rounding:
+    `ROUNDING_ULPS` of `dtype` (float32 at the finest) at the output's scale, or `NOISE`
+    times the measured noise. A loss over uniform draws moves mostly with its cheap inputs
+    (the ±1 targets' balance); a kernel reading those whole and a sixteenth of the rest
+    follows that to a tenth, inside `FOLLOW`, but not to rounding. The noise of a single
+    value, measured once, is mostly zero: the ulps are the floor."""
+    rows_r, rows_c = _aligned(reference, candidate)
+    if rows_r.numel() == 0 or rows_r.shape[1] >= SCALE_ELEMENTS:
+        return None
+    moved, scale = variation(rows_r)
+    eps = max(torch.finfo(dtype).eps, torch.finfo(torch.float32).eps)
+    rounding = max(ROUNDING_ULPS * eps * scale, NOISE * noise)
+    missed = _missed(rows_r, rows_c)
+    if moved <= rounding or missed <= rounding:
+        return None
+    return (f"across {len(reference)} inputs the reference moves by {moved:.3g} RMS; the "
+            f"candidate's moves miss it by {missed:.3g}, more than rounding ({rounding:.3g})")
+
+
+def _missed(rows_r: torch.Tensor, rows_c: torch.Tensor) -> float:
+    """RMS of the difference between the candidate's and the reference's deviations from
+    their own means over inputs: what of the reference's moves the candidate misses."""
+    delta_r = rows_r - rows_r.mean(dim=0, keepdim=True)
+    delta_c = rows_c - rows_c.mean(dim=0, keepdim=True)
+    return float((delta_c - delta_r).square().mean().sqrt())
 
 
 def sits_at_scale(reference: list[torch.Tensor], candidate: list[torch.Tensor],

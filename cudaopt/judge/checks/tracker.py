@@ -10,6 +10,7 @@ from cudaopt.judge.checks.signal import (
     RULE,
     SCALE_RULE,
     follows,
+    follows_closely,
     positions,
     sample,
     sits_at_scale,
@@ -25,6 +26,13 @@ def _floor(dtype: torch.dtype, rtol: float, fresh: bool) -> float:
     if not fresh or not dtype.is_floating_point:
         return rtol
     return min(rtol, 256 * torch.finfo(dtype).eps)
+
+
+def _rms(values: list[torch.Tensor]) -> float:
+    """RMS over every finite value of every tensor; 0.0 for none."""
+    flat = torch.cat([v.reshape(-1) for v in values]) if values else torch.zeros(0)
+    flat = flat[torch.isfinite(flat)]
+    return float(flat.square().mean().sqrt()) if flat.numel() else 0.0
 
 
 class Tracker:
@@ -67,6 +75,15 @@ class Tracker:
         self.rows.append((fresh, [sample(r, w) for (_, r, _), w in zip(pairs, where, strict=True)],
                           [sample(c, w) for (_, _, c), w in zip(pairs, where, strict=True)]))
 
+    def _noise_at(self, leaf: int, reference: list[torch.Tensor]) -> float:
+        """The rounding noise measured on the first fresh draw, grown with the reference's
+        values over `reference` against the fresh draws' (never shrunk): rounding is
+        relative to them, and a derived input (raised strata) can make them a thousand
+        times larger, a mean of centred values' rounding alone with them."""
+        noise = self.noise[leaf] if leaf < len(self.noise) else 0.0
+        fresh = _rms([r[leaf] for is_fresh, r, _ in self.rows if is_fresh])
+        return noise * max(1.0, _rms(reference) / fresh) if fresh > 0 else noise
+
     def _positions(self, leaf: int, numel: int) -> torch.Tensor | None:
         key = (leaf, numel)
         if key not in self._where:
@@ -96,30 +113,41 @@ class Tracker:
     def findings(self, rtol: float, scale: bool = True) -> list[str]:
         """Violations, each opening with its rule, leaf by leaf: outputs that do not follow
         the reference's over every input, then over the task's fresh draws alone (at the
-        resolution of the dtype the candidate wrote, `written_grid`); then
-        with `scale`, outputs that miss the reference's at their own scale over two or more
-        of those draws, whose scale the rounding noise was measured at (`sits_at_scale`)."""
-        found = []
+        resolution of the dtype the candidate wrote, `written_grid`; a few-valued output up
+        to rounding, `follows_closely`); then with `scale`, outputs that miss the
+        reference's at their own scale over two or more of those draws, whose scale the
+        rounding noise was measured at (`sits_at_scale`)."""
         written = [written_grid([c[leaf] for _, _, c in self.rows],
                                 [r[leaf] for _, r, _ in self.rows]) or dtype
                    for leaf, dtype in enumerate(self.dtypes)]
         for fresh_only in (False, True):
-            rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
-            if len(rows) < 3:
-                continue
-            for leaf, dtype in enumerate(written):
-                noise = self.noise[leaf] if leaf < len(self.noise) else 0.0
-                why = follows([r[leaf] for r, _ in rows], [c[leaf] for _, c in rows],
-                              _floor(dtype, rtol, fresh_only), noise)
-                if why:
-                    where = "the task's own draws" if fresh_only else "all inputs"
-                    found.append(f"{RULE}: output leaf {leaf}, over {where}: {why}")
+            found = self._unfollowed(written, rtol, fresh_only)
             if found:
                 return found
         fresh = [(r, c) for is_fresh, r, c in self.rows if is_fresh]  # the noise's scale
+        found = []
         for leaf in range(len(self.dtypes) if scale and len(fresh) >= 2 else 0):
             noise = self.noise[leaf] if leaf < len(self.noise) else None
             why = sits_at_scale([r[leaf] for r, _ in fresh], [c[leaf] for _, c in fresh], noise)
             if why:
                 found.append(f"{SCALE_RULE}: output leaf {leaf}: {why}")
+        return found
+
+    def _unfollowed(self, written: list[torch.dtype], rtol: float,
+                    fresh_only: bool) -> list[str]:
+        """`follows` over every input or the fresh draws alone (three or more), leaf by
+        leaf; over the fresh draws, `follows_closely` too."""
+        rows = [(r, c) for fresh, r, c in self.rows if fresh or not fresh_only]
+        if len(rows) < 3:
+            return []
+        where = "the task's own draws" if fresh_only else "all inputs"
+        found = []
+        for leaf, dtype in enumerate(written):
+            ref, cand = [r[leaf] for r, _ in rows], [c[leaf] for _, c in rows]
+            noise = self._noise_at(leaf, ref)
+            why = follows(ref, cand, _floor(dtype, rtol, fresh_only), noise)
+            if not why and fresh_only:
+                why = follows_closely(ref, cand, dtype, noise)
+            if why:
+                found.append(f"{RULE}: output leaf {leaf}, over {where}: {why}")
         return found
