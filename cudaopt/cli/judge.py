@@ -35,8 +35,9 @@ BaselineOpt = typer.Option(True, "--compile-baseline/--no-compile-baseline",
                            help="time torch.compile too (the target is 5% faster than it)")
 IsolationOpt = typer.Option(
     None, "--isolation", metavar="MODE",
-    help="required (default) | optional | off: the candidate's worker in namespaces of its "
-         "own; where the machine cannot isolate, 'required' awards no speed milestone")
+    help="required | optional | off: the candidate's worker in namespaces of its own; where "
+         "the machine cannot isolate, 'required' awards no speed milestone "
+         "[default: required, or the isolation setting]")
 TraceOpt = typer.Option(False, "--trace", help="print each step with its start time instead "
                         "of a spinner (where does the time go?)")
 

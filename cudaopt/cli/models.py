@@ -128,9 +128,9 @@ def check_model_cmd(
                                       help="timing per judgement"),
     compile_mode: str = typer.Option(None, "--compile", metavar="MODE", show_default=False,
                                      help="also judge it compiled with torch.compile MODE "
-                                     "(default, reduce-overhead, max-autotune...) against the "
-                                     "original compiled alike; counts graph breaks and "
-                                     "recompiles"),
+                                     "(one of default, reduce-overhead, max-autotune, ...) "
+                                     "against the original compiled alike; counts graph "
+                                     "breaks and recompiles"),
     commit: bool = typer.Option(False, "--commit/--no-commit", help="commit a correct "
                                 "result to a new branch with a load_optimized() module"),
     branch: str = setting_opt("--branch", "NAME", "name of that branch",

@@ -26,8 +26,9 @@ from dataclasses import dataclass, replace
 from importlib.util import find_spec
 from pathlib import Path
 
-from cudaopt import ROOT
-
+#: The checkout or install holding the `cudaopt` package (kept visible to confined
+#: processes); found from this file, not by importing the package, which imports the judge.
+ROOT = Path(__file__).resolve().parents[2]
 PROBE_TIMEOUT_S = 15.0
 #: a probe that fails for a passing reason (a timeout, see also `_PASSING`) is tried once
 #: more with this longer limit before bwrap counts as unusable: a probe on a machine busy

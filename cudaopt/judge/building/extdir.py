@@ -52,33 +52,46 @@ def use_content_dir(candidate: Path) -> Path:
     return target
 
 
-def seed_build(candidate: Path, shared: Path, private: Path) -> None:
-    """Copy the build of the candidate's content from the judge's `load_inline` builds
-    (`shared`) into an isolated candidate worker's own (`private`, see
-    `isolation.confine`), so an unchanged candidate is not compiled again. Links are
-    copied as links, never followed: the folder was written by candidate code."""
-    key = content_key(candidate)
-    source, target = shared / "by-content" / key, private / "by-content" / key
-    shutil.rmtree(target, ignore_errors=True)  # nothing an earlier worker left there
-    if source.is_dir():
-        shutil.copytree(source, target, symlinks=True)
+def seed_build(candidate: Path, caches: dict[str, tuple[Path, Path]]) -> None:
+    """Copy what the judge keeps of the candidate's content (its `load_inline` build, its
+    Triton kernels' cache) into an isolated worker's own folders (see `isolation.confine`),
+    so an unchanged candidate is not compiled again. `caches`: per kind, (the judge's
+    folder, the worker's own)."""
+    for shared, private in _places(candidate, caches):
+        shutil.rmtree(private, ignore_errors=True)  # nothing an earlier worker left there
+        if shared.is_dir():
+            shutil.copytree(shared, private, symlinks=True)  # links copied, never followed
 
 
-def keep_build(candidate: Path, private: Path, shared: Path) -> None:
-    """After the judgement, the build an isolated worker made of the candidate's content
-    goes back to the judge's builds, under that content's key, which the judge computed
-    from the candidate's files itself: whatever the worker wrote there is only ever
-    loaded by a later worker judging the same content, inside the same confinement."""
-    key = content_key(candidate)
-    source = private / "by-content" / key
-    if not source.is_dir() or not any(source.glob("*.so")):
-        return
-    staging = shared / "by-content" / f".{key}.{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(source, staging, symlinks=True)
-    target = shared / "by-content" / key
-    shutil.rmtree(target, ignore_errors=True)
-    try:
-        os.replace(staging, target)
-    except OSError:  # another judgement of the same content put its build there first
+def keep_build(candidate: Path, caches: dict[str, tuple[Path, Path]]) -> None:
+    """After the judgement, what an isolated worker compiled of the candidate's content goes
+    back to the judge's folders, under that content's key, which the judge computed from
+    the candidate's files itself: whatever the worker wrote there is only ever loaded by a
+    later worker judging the same content, inside the same confinement."""
+    for shared, private in _places(candidate, caches):
+        if not private.is_dir() or not any(private.iterdir()):
+            continue
+        staging = shared.with_name(f".{shared.name}.{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
+        staging.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(private, staging, symlinks=True)
+        shutil.rmtree(shared, ignore_errors=True)
+        try:
+            os.replace(staging, shared)
+        except OSError:  # another judgement of the same content put its copy there first
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _places(candidate: Path, caches: dict[str, tuple[Path, Path]]) -> list[tuple[Path, Path]]:
+    """(the judge's folder, the worker's) for this content: `load_inline` builds by content
+    under their root in both (the worker's is mounted where the judge's is), Triton's cache
+    as a whole folder of the worker's."""
+    key = content_key(candidate)
+    found = []
+    if "builds" in caches:
+        shared, private = caches["builds"]
+        found.append((shared / "by-content" / key, private / "by-content" / key))
+    if "triton" in caches:
+        shared, private = caches["triton"]
+        found.append((shared / key, private))
+    return found

@@ -18,7 +18,7 @@ from cudaopt.judge.checks.handover import (
     reference_reply,
 )
 from cudaopt.judge.checks.streams import RULE, STALE
-from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts
+from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts, phase
 from cudaopt.judge.workers.runner import WorkerFailure
 from cudaopt.judge.workers.session import Session
 
@@ -29,8 +29,8 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     say("loading task and candidate")
     init_seed, state_path = session.init_seed, session.state_path
     session.candidate_path = candidate
-    if session.candidate.builds:  # isolated: its own builds, an earlier one copied in
-        seed_build(candidate, *session.candidate.builds)
+    if session.candidate.caches:  # isolated: its own builds, an earlier one copied in
+        seed_build(candidate, session.candidate.caches)
     # the candidate imports (and JIT-builds) while the reference builds the model whose
     # weights it then loads
     session.candidate.send("import", task=str(session.pool.task_copy(task)),
@@ -96,6 +96,8 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
     enough when the output hardly depends on the input.
     """
     out_dir = session.outputs_dir("verify")
+    with phase(verdict, "verify.first_call"):  # Triton's compile and autotuning, lazy inits
+        session.candidate.call("first_call", session.options.timeout_s, seed=session.seed())
     trials = _plan(session)
     signal_seed = session.seed()
     for trial, variant in enumerate(trials):

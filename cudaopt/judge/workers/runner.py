@@ -78,8 +78,9 @@ class Worker:
         self.role = role
         self.log_path = log_path
         self.pending = 0  # messages sent whose reply has not been read: a reused worker needs 0
-        # an isolated candidate's `load_inline` builds: (the judge's folder, the worker's own)
-        self.builds: tuple[Path, Path] | None = None
+        # an isolated candidate's compiled artefacts, per kind ("builds": `load_inline`,
+        # "triton"): (the judge's folder, the worker's own); see `extdir.seed_build`
+        self.caches: dict[str, tuple[Path, Path]] = {}
         read_fd, write_fd = os.pipe()
         self._log = open(log_path, "wb")
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),

@@ -125,9 +125,8 @@ class Session:
         """The candidate worker always goes (an isolated one's build is kept for the next
         judgement of the same content); the pool decides which reference workers stay."""
         self.candidate.close()
-        if self.candidate.builds and self.candidate_path is not None:
-            shared, private = self.candidate.builds
-            keep_build(self.candidate_path, private, shared)
+        if self.candidate.caches and self.candidate_path is not None:
+            keep_build(self.candidate_path, self.candidate.caches)
         reference = None
         if self.reference_info is not None:
             reference = Loaded(self.reference, self.reference_info)
