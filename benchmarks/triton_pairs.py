@@ -94,11 +94,15 @@ def warm(line: dict, name: str) -> object:
 
 
 def triton_compile_s(line: dict) -> float | None:
-    """Seconds the judge booked to Triton's compile (`phases_s` keys naming triton), or
-    None where this judge does not book it separately."""
-    spent = [v for k, v in (line.get("phases_s") or {}).items()
-             if "triton" in k.lower() and isinstance(v, (int, float))]
-    return sum(spent) if spent else None
+    """Seconds of the judge's untimed first call (`verify.first_call`: Triton's compile and
+    autotuning, plus the call itself), or of `phases_s` keys naming triton where a judge
+    books them apart; None where the verdict has neither."""
+    phases = line.get("phases_s") or {}
+    spent = [v for k, v in phases.items() if "triton" in k.lower() and isinstance(v, (int, float))]
+    if spent:
+        return sum(spent)
+    first = phases.get("verify.first_call")
+    return first if isinstance(first, (int, float)) else None
 
 
 def describe(backend: str, line: dict) -> str:
