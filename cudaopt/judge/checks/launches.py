@@ -2,9 +2,10 @@
 
 A candidate earns a speed milestone for its kernels: one whose calls launch none of its own
 (every kernel comes from a PyTorch operator it was allowed, or it launches nothing and
-returns a kept result) has nothing of its own to be fast with. On a guarded call the
-profiler records the call's GPU kernels and which CPU operator launched each; the
-candidate's own are those no aten operator launched: its CUDA C++ kernels, its Triton
+returns a kept result) has nothing of its own to be fast with. The profiled back-to-back
+burst (`burst`, after every timed call: a process once profiled launches slower) records
+the calls' GPU kernels and which CPU operator launched each; the candidate's own are those
+no aten operator launched: its CUDA C++ kernels, its Triton
 kernels, and the cuBLAS or cuDNN kernels its C++ calls directly. Like the operator guard,
 this runs inside the candidate's process, so a candidate can hide from it; it is there to
 catch kernels that are not there, not to prove the ones that are.
@@ -12,25 +13,11 @@ catch kernels that are not there, not to prove the ones that are.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from torch.autograd import DeviceType
-from torch.profiler import ProfilerActivity
-from torch.profiler import profile as _profile
 
 NAME_CHARS = 160
-
-
-def recorded(fn: Callable[..., Any], kernels: set[str]) -> Callable[..., Any]:
-    """`fn`, adding to `kernels` the names of the candidate's own kernels it launches."""
-    def call(*inputs: Any) -> Any:
-        with _profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            out = fn(*inputs)
-        kernels.update(own_kernels(prof.events()))
-        return out
-
-    return call
 
 
 def own_kernels(events: Any) -> set[str]:

@@ -21,7 +21,6 @@ from cudaopt.judge.building.loading import build_model, load_module, use_threads
 from cudaopt.judge.checks import streams
 from cudaopt.judge.checks.guard import OpGuard
 from cudaopt.judge.checks.integrity import Integrity
-from cudaopt.judge.checks.launches import recorded
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench, same_layout
 from cudaopt.judge.timing.burst import Burst
@@ -135,14 +134,10 @@ class CandidateWorker:
         """One call; guarded calls run under the operator guard (and are not timed)."""
         guard = OpGuard(self.allow) if cmd.get("guard") else None
         fn = self.model if guard is None else _guarded(self.model, guard)
-        kernels: set[str] | None = set() if cmd.get("kernels") and self.bench.timer.cuda else None
-        if kernels is not None:
-            fn = recorded(fn, kernels)
         dev_ms, host_ms, found = self.bench.go(fn)
         found = (guard.violations() if guard else []) + found
         return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
-                "output": self.bench.last is not None, "digest": self.bench.last_digest,
-                "kernels": None if kernels is None else sorted(kernels)}
+                "output": self.bench.last is not None, "digest": self.bench.last_digest}
 
     def stale_probe(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """After a timed call's output was wrong, two calls off the clock: on inputs drawn

@@ -25,6 +25,7 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity
 from torch.profiler import profile as _profile
 
+from cudaopt.judge.checks.launches import own_kernels
 from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import draw_inputs, snapshot
@@ -78,7 +79,10 @@ class Burst:
                                                    else [])
             with _profile(activities=activities) as prof:  # no lead: its kernel would count
                 ms, host_ms, outs = self._timed(fn, timed, cmd.get("keep", False), lead=False)
-            reply = {"breakdown": breakdown(prof.events(), len(timed), ms, bench.timer.cuda)}
+            events = prof.events()
+            reply = {"breakdown": breakdown(events, len(timed), ms, bench.timer.cuda)}
+            if bench.timer.cuda:
+                reply["kernels"] = sorted(own_kernels(events))
         else:
             ms, host_ms, outs = self._timed(fn, timed, cmd.get("keep", False))
             reply = {}

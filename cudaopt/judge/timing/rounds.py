@@ -83,8 +83,7 @@ def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samp
         with phase(verdict, "timing.inputs"):
             _ask(session, worker, candidate, verdict, "prep", seed=seed, refill=plan.refill[i],
                  keep=keep)
-        args = ({"guard": plan.guard[i], "kernels": plan.guard[i] and session.device == "cuda"}
-                if candidate else {"which": name})
+        args = {"guard": plan.guard[i]} if candidate else {"which": name}
         went = time.perf_counter()
         reply = _ask(session, worker, candidate, verdict, "go", **args)
         done = time.perf_counter()
@@ -92,8 +91,6 @@ def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samp
         keep = f"t{i}" if kept and i in plan.checked else None
         if keep:
             session.commit(keep, reply, candidate)
-        if candidate:
-            session.note_kernels("timed", reply)
         if not (candidate and plan.guard[i]):
             found["events"].append(number(reply, "ms"))
             found["host"].append(number(reply, "host_ms"))

@@ -136,6 +136,7 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
     digests = reply.get("digests") if isinstance(reply.get("digests"), dict) else {}
     for key in digests:
         session.commit(str(key), {"digest": digests[key]})
+    session.note_kernels("timed", reply)
     found = allowed(session, strings(reply, "violations"))
     verdict.violations.extend(v for v in found if v not in verdict.violations)
     return {**reply, "ms": number(reply, "ms"), "wall_ms": wall_ms}

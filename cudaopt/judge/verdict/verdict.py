@@ -92,8 +92,8 @@ class Verdict:
     isolated: bool = False
     isolation: str = ""
     backend: str = ""  # the candidate's kernel language (`checks.backend`)
-    # CUDA: the candidate's own kernels that ran on its guarded timed calls (the first
-    # verification trial where no timed call was guarded); [] earns no speed milestone
+    # CUDA: the candidate's own kernels that ran in its profiled back-to-back burst (None
+    # where no breakdown was asked for); [] earns no speed milestone
     kernels_ran: list[str] | None = None
     threads: int | None = None  # CPU: torch intra-op threads of the baselines and candidate
     timing_cpu: int | None = None  # CUDA: the one CPU both contestants were timed from

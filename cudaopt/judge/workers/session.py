@@ -57,8 +57,7 @@ class Session:
         self.candidate_path: Path | None = None  # the model_new.py being judged
         # what the candidate committed to for each kept output (see `digest`), by key
         self.committed: dict[str, str] = {}
-        # CUDA: the candidate's own kernels its guarded calls launched (see `launches`),
-        # on the timed calls and on the first verification trial
+        # CUDA: the candidate's own kernels its profiled burst launched (see `launches`)
         self.kernels: dict[str, set[str]] = {}
 
     def start_baseline(self, task: Path) -> None:
