@@ -20,7 +20,8 @@ def test_slowing_torch_at_import_is_reported_and_never_reaches_the_baselines(
     assert fools_naive("patch_torch_baseline")
     log = tmp_path / "imports.log"
     monkeypatch.setenv("ADVERSARIAL_IMPORT_LOG", str(log))
-    verdict = judge("patch_torch_baseline", profile=True)
+    # not isolated: the candidate writes which processes imported it to the test's folder
+    verdict = judge("patch_torch_baseline", profile=True, isolation="off")
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
     assert ("tampering: torch.sigmoid was replaced after the candidate was imported"
             in verdict.violations)
