@@ -53,7 +53,7 @@ def test_work_in_a_hook_after_the_clock_fails_the_parents_clock() -> None:
     refused = any(v.startswith("timing cross-check failed: by the judge's own clock")
                   for v in verdict.violations)
     charged = any("the judge's clock is credited" in w for w in verdict.warnings)
-    assert refused or charged, (verdict.violations, verdict.warnings)  # the first line
+    assert refused or charged or verdict.noisy, (verdict.violations, verdict.warnings)
     assert any("interpreter hook was installed (sys.setprofile)" in v
                for v in verdict.violations), "the in-process second line"
 

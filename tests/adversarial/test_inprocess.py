@@ -48,11 +48,11 @@ def test_work_hidden_in_the_draw_of_the_inputs_is_on_the_judges_clock(
     """A sixty-pass kernel run while the judge drew the inputs. The old judge: correct,
     17.00x eager per call (its honest twin: 0.30x for one pass)."""
     verdict = judge("hooked_draw", profile=True, **place)
-    assert verdict.reward <= 1
+    assert verdict.reward <= 1, "the draw's work bought no speed milestone"
     credited = any("the judge's clock is credited" in w for w in verdict.warnings)
     refused = any(v.startswith("timing cross-check failed") for v in verdict.violations)
-    assert credited or refused, (verdict.warnings, verdict.violations)
-    assert refused or verdict.speedup_vs_eager < 1
+    if not (credited or refused or verdict.noisy):  # then its calls were timed slow as they are
+        assert verdict.speedup_vs_eager is None or verdict.speedup_vs_eager < 1, verdict
 
 
 @pytest.mark.parametrize("place", PLACES)
