@@ -94,15 +94,16 @@ def warm(line: dict, name: str) -> object:
 
 
 def triton_compile_s(line: dict) -> float | None:
-    """Seconds of the judge's untimed first call (`verify.first_call`: Triton's compile and
-    autotuning, plus the call itself), or of `phases_s` keys naming triton where a judge
-    books them apart; None where the verdict has neither."""
+    """Seconds of the judge's verification (`verify`: Triton compiles and autotunes in its
+    first trial, so the Triton column less the CUDA one is about the compile), or of
+    `phases_s` keys naming triton where a judge books them apart; None where the verdict
+    has neither."""
     phases = line.get("phases_s") or {}
     spent = [v for k, v in phases.items() if "triton" in k.lower() and isinstance(v, (int, float))]
     if spent:
         return sum(spent)
-    first = phases.get("verify.first_call")
-    return first if isinstance(first, (int, float)) else None
+    verify = phases.get("verify")
+    return verify if isinstance(verify, (int, float)) else None
 
 
 def describe(backend: str, line: dict) -> str:

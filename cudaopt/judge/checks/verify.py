@@ -18,7 +18,7 @@ from cudaopt.judge.checks.handover import (
     reference_reply,
 )
 from cudaopt.judge.checks.streams import RULE, STALE
-from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts, phase
+from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts
 from cudaopt.judge.workers.runner import WorkerFailure
 from cudaopt.judge.workers.session import Session
 
@@ -96,8 +96,6 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
     enough when the output hardly depends on the input.
     """
     out_dir = session.outputs_dir("verify")
-    with phase(verdict, "verify.first_call"):  # Triton's compile and autotuning, lazy inits
-        session.candidate.call("first_call", session.options.timeout_s, seed=session.seed())
     trials = _plan(session)
     signal_seed = session.seed()
     for trial, variant in enumerate(trials):

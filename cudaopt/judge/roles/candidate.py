@@ -53,8 +53,7 @@ class CandidateWorker:
         return {"import": self.import_, "stage": self.stage, "load": self.load,
                 "prep": self.prep, "go": self.go, "finish": self.finish, "dump": self.dump,
                 "streams": self.streams, "burst": self.run_burst,
-                "stale_probe": self.stale_probe, "first_call": self.first_call,
-                "exit": lambda cmd: {},
+                "stale_probe": self.stale_probe, "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
 
     def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -105,14 +104,6 @@ class CandidateWorker:
         self.model = model
         self.integrity.loaded()
         return {"violations": self.integrity.violations()}
-
-    def first_call(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """One call before verification, neither checked nor timed: a Triton kernel compiles
-        and autotunes here, never inside a checked or timed call (the judge's clock around
-        it is the verdict's `verify.first_call`)."""
-        self.model(*draw_inputs(self.bench.task, cmd["seed"], self.bench.device))
-        self.bench.timer.sync()
-        return {}
 
     def _snapshot(self) -> None:
         """What must not change once the candidate is imported (see `integrity`)."""
