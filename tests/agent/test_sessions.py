@@ -85,7 +85,7 @@ def test_the_shells_judgement_with_the_runs_settings_is_not_judged_twice(
     ]
     with FakeOpenAI(script) as server:
         result = start_run(task, config(server.url), events)
-    assert not server.errors and result.accepted, (result.reason, result.verdict)
+    assert not server.errors and result.accepted, (result.reason, result.final)
     shown = events.of("candidate")
     assert [d["trusted"] for d in shown[:2]] == [False, True], shown
     texts = [d.get("text", "") for d in events.of("judge")]
