@@ -67,7 +67,9 @@ def test_a_verify_batch_agrees_with_check(service: Service, client: EnvClient) -
     items = [swish_item(), _hack_item()]
     results = client.verify(items)
     good, hack = results
-    assert good["infra_error"] is None and good["correct"] and good["reward"] == 3.0
+    assert good["infra_error"] is None and good["correct"] and good["reward"] == 3.0, (
+        {k: good["verdict"].get(k) for k in ("warnings", "speedup_vs_eager_low",
+                                             "speedup_vs_compile_low", "warm", "noisy")})
     assert hack["infra_error"] is None and hack["reward"] == -1.0 and not hack["correct"]
     assert any("tampering" in v for v in hack["verdict"]["violations"])
     for item, result in zip(items, results, strict=True):

@@ -164,21 +164,30 @@ def _mode(name: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
-def _credited(rnd: dict[str, dict[str, Any]]) -> float:
-    """The candidate's per-call time, from the judge's own clock around its burst less what
-    the same request costs eager beyond its calls (drawing the input sets, the warm-up
-    call, the copies and their digests); its own events where they say more. The
-    candidate's clocks and its count of calls are its own to forge: eager's count stands."""
-    eager, cand = rnd["eager"], rnd["candidate"]
-    calls = max(1, int(eager["calls"]))
-    protocol_ms = eager["wall_ms"] - eager["ms"] * calls
-    return max(cand["ms"], (cand["wall_ms"] - protocol_ms) / calls)
+def _credited(rounds: Rounds) -> list[float]:
+    """The candidate's per-call time in each round: its own events, plus what its request
+    cost beyond eager's (drawing the input sets, the warm-up call, the copies and their
+    digests) by the judge's own clock, as a median over rounds less the spread of eager's
+    own cost, spread over eager's count of calls. The candidate's clocks and its count of
+    calls are its own to forge; one noisy round falls out of the median."""
+    calls = [max(1, int(r["eager"]["calls"])) for r in rounds]
+    protocol = [r["eager"]["wall_ms"] - r["eager"]["ms"] * n for r, n in zip(rounds, calls,
+                                                                             strict=True)]
+    own = [r["candidate"]["wall_ms"] - r["candidate"]["ms"] * n
+           for r, n in zip(rounds, calls, strict=True)]
+    spread = 0.0
+    if len(protocol) > 1:
+        q1, _, q3 = statistics.quantiles(sorted(protocol), n=4)
+        spread = (q3 - q1) / 2
+    excess = max(0.0, statistics.median(o - p for o, p in zip(own, protocol, strict=True))
+                 - spread)
+    return [r["candidate"]["ms"] + excess / n for r, n in zip(rounds, calls, strict=True)]
 
 
 def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
               calls: int) -> dict[str, Any]:
     """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
-    cand = [_credited(r) for r in rounds]
+    cand = _credited(rounds)
     modes = [n for n in names if n != "eager"]
     per_mode = {_mode(n): statistics.median(r[n]["ms"] for r in rounds) for n in modes}
     warm: dict[str, Any] = {"protocol": PROTOCOL, "calls": calls, "rounds": len(rounds),
