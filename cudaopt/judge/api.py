@@ -164,8 +164,7 @@ def _kernels_ran(session: Session) -> list[str] | None:
     """The candidate's own kernels its profiled back-to-back burst launched (CUDA, where
     the breakdown ran): the profiler runs after every timed call, never before one, since
     a process that was profiled launches slower ever after."""
-    found = session.kernels.get("timed")
-    return None if found is None else sorted(found)
+    return None if session.kernels is None else sorted(session.kernels)
 
 
 def _fail(verdict: Verdict, exc: WorkerFailure, session: Session) -> None:

@@ -21,7 +21,6 @@ from cudaopt.judge.timing import roofline
 from cudaopt.judge.timing.burst import KEY
 from cudaopt.judge.timing.timer import calls_per_round
 from cudaopt.judge.verdict.verdict import Verdict, phase
-from cudaopt.judge.workers.replies import number, strings
 from cudaopt.judge.workers.session import Session
 from cudaopt.judge.workers.tensors import dtype_named
 
@@ -136,10 +135,10 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
     digests = reply.get("digests") if isinstance(reply.get("digests"), dict) else {}
     for key in digests:
         session.commit(str(key), {"digest": digests[key]})
-    session.note_kernels("timed", reply)
-    found = allowed(session, strings(reply, "violations"))
+    session.note_kernels(reply)
+    found = allowed(session, reply.get("violations", []))
     verdict.violations.extend(v for v in found if v not in verdict.violations)
-    return {**reply, "ms": number(reply, "ms"), "wall_ms": wall_ms}
+    return {**reply, "ms": reply.get("ms", 0.0), "wall_ms": wall_ms}
 
 
 def _release(session: Session) -> None:

@@ -58,7 +58,7 @@ class Session:
         # what the candidate committed to for each kept output (see `digest`), by key
         self.committed: dict[str, str] = {}
         # CUDA: the candidate's own kernels its profiled burst launched (see `launches`)
-        self.kernels: dict[str, set[str]] = {}
+        self.kernels: set[str] | None = None
 
     def start_baseline(self, task: Path) -> None:
         """The process that times eager and torch.compile, started (or found warm) first so
@@ -83,12 +83,12 @@ class Session:
         if candidate:
             self.committed[key] = digest_of(reply)
 
-    def note_kernels(self, where: str, reply: dict[str, Any]) -> None:
-        """Record the kernel names a call's reply lists (hostile input: strings only)."""
+    def note_kernels(self, reply: dict[str, Any]) -> None:
+        """Record the kernel names a burst's reply lists (hostile input: strings only)."""
         names = reply.get("kernels")
         if isinstance(names, list):
-            self.kernels.setdefault(where, set()).update(
-                name[:200] for name in names if isinstance(name, str))
+            self.kernels = (self.kernels or set()) | {
+                name[:200] for name in names if isinstance(name, str)}
 
     def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
         if reply.get("memory_gib") is not None:
