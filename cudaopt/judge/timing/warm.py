@@ -11,7 +11,6 @@ figure. Nothing here changes the cold figures; the reward asks both protocols to
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -121,24 +120,19 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
 
 def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
            **args: Any) -> dict[str, Any]:
-    """One contestant's burst. `wall_ms` is the judge's own clock around the request (from
-    the seeds handed over to the reply that commits to the outputs), set here over
-    whatever the worker replied."""
+    """One contestant's burst; the candidate's commits to its kept outputs' digests."""
     timeout = session.options.timeout_s
-    start = time.perf_counter()
     if name != "candidate":
-        reply = ask_reference(session, "burst", timeout, session.baseline, which=name,
-                              seeds=seeds, **args)
-        return {**reply, "wall_ms": (time.perf_counter() - start) * 1e3}
+        return ask_reference(session, "burst", timeout, session.baseline, which=name,
+                             seeds=seeds, **args)
     reply = session.candidate.call("burst", timeout, seeds=seeds, **args)
-    wall_ms = (time.perf_counter() - start) * 1e3
     digests = reply.get("digests") if isinstance(reply.get("digests"), dict) else {}
     for key in digests:
         session.commit(str(key), {"digest": digests[key]})
     session.note_kernels(reply)
     found = allowed(session, reply.get("violations", []))
     verdict.violations.extend(v for v in found if v not in verdict.violations)
-    return {**reply, "ms": reply.get("ms", 0.0), "wall_ms": wall_ms}
+    return reply
 
 
 def _release(session: Session) -> None:
@@ -163,30 +157,20 @@ def _mode(name: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
-def _credited(rounds: Rounds) -> list[float]:
-    """The candidate's per-call time in each round: its own events, plus what its request
-    cost beyond eager's (drawing the input sets, the warm-up call, the copies and their
-    digests) by the judge's own clock, as a median over rounds less the spread of eager's
-    own cost, spread over eager's count of calls. The candidate's clocks and its count of
-    calls are its own to forge; one noisy round falls out of the median."""
-    calls = [max(1, int(r["eager"]["calls"])) for r in rounds]
-    protocol = [r["eager"]["wall_ms"] - r["eager"]["ms"] * n for r, n in zip(rounds, calls,
-                                                                             strict=True)]
-    own = [r["candidate"]["wall_ms"] - r["candidate"]["ms"] * n
-           for r, n in zip(rounds, calls, strict=True)]
-    spread = 0.0
-    if len(protocol) > 1:
-        q1, _, q3 = statistics.quantiles(sorted(protocol), n=4)
-        spread = (q3 - q1) / 2
-    excess = max(0.0, statistics.median(o - p for o, p in zip(own, protocol, strict=True))
-                 - spread)
-    return [r["candidate"]["ms"] + excess / n for r, n in zip(rounds, calls, strict=True)]
+def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
+    """The candidate's per-call time: events, unless the host clock around the burst saw more
+    than launching and synchronizing cost the baselines (work the events did not cover).
+    (The judge's clock around the burst, `wall_ms`, charged honest candidates for their
+    bursts' own noise; the cold figure, which the reward also needs, is the judge's.)"""
+    gap = statistics.median(rnd[n]["host_ms"] - rnd[n]["ms"] for n in names)
+    cand = rnd["candidate"]
+    return max(cand["ms"], cand["host_ms"] - gap)
 
 
 def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
               calls: int) -> dict[str, Any]:
     """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
-    cand = _credited(rounds)
+    cand = [_credited(r, names) for r in rounds]
     modes = [n for n in names if n != "eager"]
     per_mode = {_mode(n): statistics.median(r[n]["ms"] for r in rounds) for n in modes}
     warm: dict[str, Any] = {"protocol": PROTOCOL, "calls": calls, "rounds": len(rounds),
