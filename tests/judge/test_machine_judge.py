@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,3 +91,22 @@ def test_turned_off_every_check_judges_in_its_own_process(env: dict[str, str],
     env["CUDAOPT_WARM_JUDGE"] = "0"
     _check(env, tmp_path / "1.json", "--no-profile")
     assert not _judges(tmp_path)
+
+
+def test_an_edited_cudaopt_gets_a_judge_of_its_own(tmp_path: Path) -> None:
+    """A judge started before an upgrade or an edit would judge with the old code: the
+    socket's name digests the package's files, so any change to one names another judge."""
+    copy = tmp_path / "site" / "cudaopt"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "cudaopt", copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    script = "from cudaopt.judge.serving.machine import address; print(address({}))"
+    env = {**os.environ, "PYTHONPATH": str(copy.parent), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def socket_name() -> str:
+        return subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                              capture_output=True, text=True, cwd=tmp_path).stdout
+    before = socket_name()
+    assert socket_name() == before
+    edited = copy / "judge" / "checks" / "verify.py"
+    os.utime(edited, ns=(edited.stat().st_atime_ns, edited.stat().st_mtime_ns + 10**9))
+    assert socket_name() != before

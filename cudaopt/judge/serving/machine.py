@@ -4,8 +4,9 @@ A cold `cudaopt check` starts reference and baseline processes that import torch
 inductor and load the task (10-20 s of a judgement on an H200, 2026-12-03). The machine judge
 keeps them: the first check starts it in the background, later checks of the same task (by
 content, on the same device and settings) find its workers loaded and its baseline compiled.
-One per user, Python and environment (its socket's name digests them, so a check from
-another virtual environment or with other CUDA settings gets its own), in a folder only that
+One per user, Python, environment and cudaopt version (its socket's name digests them, so
+a check from another virtual environment, with other CUDA settings or after an upgrade
+gets its own), in a folder only that
 user can enter; it answers only its own user, holds at most `MAX_POOLS` tasks' workers, and
 exits when idle for `CUDAOPT_WARM_IDLE_S` seconds (600 by default). Killed or crashed, the
 judgement it was running is judged again in the caller's own process, and the next check
@@ -51,8 +52,22 @@ def address(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ if env is None else env)
     relevant = sorted((k, v) for k, v in env.items()
                       if k.startswith(ENV_PREFIXES) and k != IDLE_ENV)
-    digest = hashlib.sha256(repr((sys.executable, PACKAGE_PARENT, relevant)).encode())
+    digest = hashlib.sha256(repr((sys.executable, PACKAGE_PARENT, relevant,
+                                  code_version())).encode())
     return private_folder() / f"judge-{digest.hexdigest()[:16]}.sock"
+
+
+def code_version(package: Path = Path(PACKAGE_PARENT) / "cudaopt") -> str:
+    """The installed cudaopt's files, by name, size and modification time: a judge
+    started before an upgrade or an edit runs the old code until it idles out, so a check
+    after it gets a judge of its own (a stat of every file: about a millisecond)."""
+    h = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(package)):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in sorted(files):
+            stat = os.stat(os.path.join(folder, name))
+            h.update(f"{folder}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def private_folder() -> Path:

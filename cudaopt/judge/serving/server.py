@@ -67,13 +67,16 @@ class JudgeServer:
         self._sock.bind(str(self.socket_path))
         self.socket_path.chmod(0o600)
         self._sock.listen(4)
-        self._thread = threading.Thread(target=self._accept, name="cudaopt-judge", daemon=True)
+        self._thread = threading.Thread(target=self._accept, args=(self._sock,),
+                                        name="cudaopt-judge", daemon=True)
         self._thread.start()
 
-    def _accept(self) -> None:
+    def _accept(self, listener: socket.socket) -> None:
+        """Takes the socket as an argument: `close` clears `self._sock` while this thread
+        may be between two `accept`s, and the closed socket's OSError is what ends it."""
         while True:
             try:
-                conn, _ = self._sock.accept()
+                conn, _ = listener.accept()
             except OSError:
                 return  # closed
             with conn:

@@ -72,6 +72,20 @@ def _hostile(reply: Any) -> None:
             raise WorkerFailure("crash", f"the candidate's worker sent a malformed {key}")
 
 
+def _death(code: int | None, wrapped: bool) -> str:
+    """A sandbox (bwrap) reports its child's death by signal N as exit code 128+N, as a
+    shell does; the verdict names the signal either way, so a segfault reads the same
+    isolated or not."""
+    number = -code if code is not None and code < 0 else 0
+    if wrapped and code is not None and code > 128:
+        number = code - 128
+    try:
+        return f"killed by signal {signal.Signals(number).name}" if number else (
+            f"exited with code {code}")
+    except ValueError:
+        return f"exited with code {code}"
+
+
 class Worker:
     def __init__(self, role: str, log_path: Path, env: dict[str, str],
                  wrap: Wrap | None = None):
@@ -97,6 +111,7 @@ class Worker:
         os.close(write_fd)
         self._reply = os.fdopen(read_fd, "rb")
         self._buffer = b""
+        self._wrapped = wrap is not None
 
     @property
     def alive(self) -> bool:
@@ -145,9 +160,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.returncode
-        how = (f"killed by signal {signal.Signals(-code).name}" if code and code < 0
-               else f"exited with code {code}")
-        return f"worker process {how}\n{self.log_tail()}"
+        return f"worker process {_death(code, self._wrapped)}\n{self.log_tail()}"
 
     def log_tail(self, limit: int = 4000) -> str:
         self._log.flush()

@@ -6,8 +6,19 @@ from typing import Any
 
 import torch
 
-_manual_seed = torch.manual_seed  # captured before any candidate code can replace it
+# captured before any candidate code can replace them
+_cpu_generator, _seed_cuda = torch.random.default_generator, torch.cuda.manual_seed_all
 _stack = torch.stack
+
+
+def _seed(seed: int, device: torch.device) -> None:
+    """The generators a draw on `device` reads, as `torch.manual_seed` seeds them.
+    `torch.manual_seed` itself also queues seeds for every backend not yet initialised,
+    recording a stack for each: 0.5 ms of a 0.9 ms call protocol on CPU (2026-12-03),
+    paid between the judge's clock and the call on every timed call."""
+    _cpu_generator.manual_seed(seed)
+    if device.type == "cuda":
+        _seed_cuda(seed)
 
 
 def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
@@ -16,7 +27,7 @@ def draw_inputs(task: Any, seed: int, device: torch.device) -> list[Any]:
     KernelBench tasks build multi-GB tensors; drawing them on the GPU instead of the CPU
     turns minutes into milliseconds. Tensors a task pins to the CPU are moved afterwards.
     """
-    _manual_seed(seed)
+    _seed(seed, device)
     with torch.device(device):
         inputs = list(task.get_inputs())
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
