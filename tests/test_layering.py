@@ -181,15 +181,11 @@ def test_the_agents_rooms_import_only_those_below_them() -> None:
     assert not upward, "imports running up the agent's rooms:\n" + "\n".join(upward)
 
 
-#: Old paths kept while code others are changing still imports them (issue 39): re-exports only.
-MOVED = {"rundir", "report_run", "gitops"}
-
-
 def test_the_top_of_cudaopt_holds_only_what_every_part_uses() -> None:
     """Settings, the task file and the package entry; everything else lives in a package
     named for its job (reports, runs, the CLI's helpers)."""
     loose = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "config", "task"}
-    assert loose <= MOVED, f"loose modules at the top of cudaopt: {sorted(loose - MOVED)}"
+    assert not loose, f"loose modules at the top of cudaopt: {sorted(loose)}"
 
 
 def test_no_command_module_of_the_cli_imports_another() -> None:

@@ -168,8 +168,8 @@ def check_model_cmd(
 
 def _commit(result: ModelCheck, entry: Entry, branch: str | None, out: Console,
             err: Console) -> None:
-    from cudaopt.gitops import GitOpsError
     from cudaopt.models.commit import commit_model
+    from cudaopt.runs.gitops import GitOpsError
 
     if result.exit_code or not result.verdict.clean:
         err.print("not committed: the whole model or a kernel was not judged correct and clean")

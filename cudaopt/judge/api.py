@@ -44,7 +44,7 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
         verdict.device = resolve_device(options.device)
         verdict.backend = candidate_backend(candidate)
         refuse_unrunnable(verdict.backend, verdict.device)
-        if own_pool:
+        if pool is None:
             say("starting workers")
             pool = JudgePool(worker_env(options), keep_warm=False,
                              isolate=options.isolation != "off")

@@ -55,6 +55,8 @@ class Sizes:
         if not self.enabled:
             return source
         tree = ast.parse(source, mode="eval")
+        if not isinstance(tree.body, ast.Call):
+            return source  # no constructor call, so no keyword to name
         for kw in tree.body.keywords:
             value = getattr(kw.value, "value", None)
             if kw.arg and type(value) is int and value >= 2:
@@ -185,7 +187,7 @@ def _tensor_line(target: str, value: Any, persistent: bool, sizes: Sizes) -> str
         raise NotStandalone(f"it reads {target}, a {type(value).__name__}")
     if value.numel() > MAX_EMBEDDED:
         raise NotStandalone(f"buffer {target} has {value.numel()} elements, too many to embed")
-    data = base64.b64encode(value.detach().cpu().contiguous().view(-1).view(torch.uint8)
-                            .numpy().tobytes()).decode()
-    return (f"{where}.register_buffer({name!r}, _tensor({data!r}, {value.dtype}, "
+    encoded = base64.b64encode(value.detach().cpu().contiguous().view(-1).view(torch.uint8)
+                               .numpy().tobytes()).decode()
+    return (f"{where}.register_buffer({name!r}, _tensor({encoded!r}, {value.dtype}, "
             f"{tuple(value.shape)}), persistent={persistent})")

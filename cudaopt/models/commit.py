@@ -9,9 +9,9 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from cudaopt.gitops import SKIPPED_SUFFIXES, CommitResult, commit_files, find_repo
 from cudaopt.models.wholemodel import ModelCheck
-from cudaopt.report_run import fmt_speedup
+from cudaopt.reports.run import fmt_speedup
+from cudaopt.runs.gitops import SKIPPED_SUFFIXES, CommitResult, commit_files, find_repo, work_tree
 
 PACKAGE = "cudaopt_optimized"
 
@@ -42,7 +42,7 @@ def commit_model(result: ModelCheck, where: Path, branch: str | None = None,
                  now: datetime | None = None) -> CommitResult:
     """`where` is a folder inside the user's repository (the ENTRY's); the package lands there."""
     repo = find_repo(where)
-    folder = where.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    folder = where.resolve().relative_to(work_tree(repo).resolve()).as_posix()
     base = f"{folder}/{PACKAGE}" if folder not in ("", ".") else PACKAGE
     files: dict[str, Path] = {}
     swaps = []
@@ -72,8 +72,8 @@ def _message(result: ModelCheck) -> str:
                f"{fmt_speedup(v.speedup_vs_compile)} vs torch.compile, "
                f"{fmt_speedup(v.speedup_vs_eager)} vs eager")
     body = [f"{s.pattern}: {len(s.paths)} module(s), kernel "
-            f"{fmt_speedup(s.verdict and s.verdict.speedup_vs_compile)} vs torch.compile on "
-            f"{s.source.task.name}" for s in result.swaps]
+            f"{fmt_speedup(None if s.verdict is None else s.verdict.speedup_vs_compile)} vs "
+            f"torch.compile on {s.source.task.name}" for s in result.swaps]
     body += ["", f"device: {v.device_name or v.device}, torch {v.torch_version}",
              f"Use: from {PACKAGE} import load_optimized; load_optimized(model)"]
     return subject + "\n\n" + "\n".join(body) + "\n"

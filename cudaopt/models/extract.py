@@ -82,7 +82,8 @@ def _matching(model: torch.nn.Module, patterns: list[str]) -> list[str]:
 def _write(entry: Entry, model: torch.nn.Module, grp: groups.Group, got: Captured, out: Path,
            device: str, share: float | None) -> Extracted:
     module = model.get_submodule(grp.paths[0])
-    mode, note, init = "traced", "", []
+    mode, note = "traced", ""
+    init: list[int] = []
     for parametrize in (True, False):  # sizes as constructor arguments, else as literals
         try:
             body, init = codegen.traced_source(module, parametrize)

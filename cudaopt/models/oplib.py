@@ -14,7 +14,7 @@ import types
 
 import torch
 
-_LIBS = {}  # namespace -> torch.library.Library: kept alive, or the ops are dropped again
+_LIBS: dict[str, torch.library.Library] = {}  # by namespace: kept alive, or the ops are dropped
 _DTYPES = {str(d).removeprefix("torch."): d for d in vars(torch).values()
            if isinstance(d, torch.dtype)}
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from cudaopt.judge import Status, Verdict
 from cudaopt.models.profile import ModelProfile
 from cudaopt.models.wholemodel import ModelCheck
-from cudaopt.report_run import fmt_speedup
+from cudaopt.reports.run import fmt_speedup
 
 
 def _cut(text: str, width: int) -> str:
@@ -85,8 +85,8 @@ def model_check_table(result: ModelCheck) -> Table:
     for swap in result.swaps:
         k = swap.verdict
         table.add_row(_cut(swap.pattern, 30), str(len(swap.paths)),
-                      _status(k), fmt_speedup(k and k.speedup_vs_eager),
-                      fmt_speedup(k and k.speedup_vs_compile))
+                      _status(k), fmt_speedup(None if k is None else k.speedup_vs_eager),
+                      fmt_speedup(None if k is None else k.speedup_vs_compile))
     table.add_section()
     table.add_row("whole model", "", _status(v), fmt_speedup(v.speedup_vs_eager),
                   fmt_speedup(v.speedup_vs_compile))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.models.origin import read_origin
-from cudaopt.rundir import state_dir
+from cudaopt.runs.folder import state_dir
 from cudaopt.task import BadInput
 
 REPORT_SUFFIX = ".cudaopt.md"  # the report an optimize branch commits beside the task
@@ -96,6 +96,10 @@ def _branch(name: str, where: Path) -> Path:
     except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError) as exc:
         raise BadInput(f"swap source {name!r} is not a folder, and not a branch of a git "
                        f"repository at {where}") from exc
+    home = repo.working_tree_dir
+    if home is None:
+        raise BadInput(f"swap source {name!r}: the git repository at {where} is bare, with no "
+                       "working tree whose state folder could hold the branch's files")
     files = repo.git.ls_tree("-r", "--name-only", sha).splitlines()
     folders = sorted({f.rpartition("/")[0] for f in files if f.rpartition("/")[2] ==
                       "model_new.py"})
@@ -106,7 +110,7 @@ def _branch(name: str, where: Path) -> Path:
         raise BadInput(f"branch {name!r} holds {len(chosen)} candidate folders with a "
                        "model_new.py; check it out and pass the folder instead")
     prefix = chosen[0] + "/" if chosen[0] else ""
-    out = state_dir(Path(repo.working_tree_dir)) / "branches" / sha[:12]
+    out = state_dir(Path(home)) / "branches" / sha[:12]
     for rel in files:
         inner = rel[len(prefix):]
         if rel.startswith(prefix) and (inner.count("/") == 0 or inner.startswith("kernels/")):

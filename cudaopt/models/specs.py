@@ -26,7 +26,15 @@ class ArgSpec:
     def label(self) -> str:
         if self.kind == "literal":
             return repr(self.value)
-        return f"{self.dtype}{list(self.shape)}".replace(" ", "")
+        shape, dtype = self.tensor()
+        return f"{dtype}{shape}".replace(" ", "")
+
+    def tensor(self) -> tuple[list[int], str]:
+        """Shape and dtype: `describe` sets both for a tensor, but a spec read back from
+        JSON (`from_json`) may lack them."""
+        if self.shape is None or self.dtype is None:
+            raise ValueError(f"a {self.kind} spec without a shape and dtype: {self}")
+        return self.shape, self.dtype
 
     def key(self) -> tuple:
         """What makes two calls interchangeable for a kernel: shapes, dtypes, literals."""
@@ -60,7 +68,7 @@ def positional(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[Any]:
         return list(args)
     bound = inspect.signature(module.forward).bind(*args, **kwargs)
     bound.apply_defaults()
-    out = []
+    out: list[Any] = []
     for name, value in bound.arguments.items():
         kind = inspect.signature(module.forward).parameters[name].kind
         if kind is inspect.Parameter.VAR_KEYWORD and value:
@@ -74,10 +82,11 @@ def draw_source(spec: ArgSpec) -> str:
     """An expression drawing a fresh value like the recorded one (under the judge's seed)."""
     if spec.kind == "literal":
         return repr(spec.value)
-    shape, dtype = tuple(spec.shape), f"torch.{spec.dtype}"
-    if spec.dtype == "bool":
+    dims, name = spec.tensor()
+    shape, dtype = tuple(dims), f"torch.{name}"
+    if name == "bool":
         return f"torch.rand({shape}) < 0.5"
-    if spec.dtype.startswith(("int", "uint")):
+    if name.startswith(("int", "uint")):
         return f"torch.randint({int(spec.low)}, {int(spec.high) + 1}, {shape}, dtype={dtype})"
     if spec.std == 0:
         return f"torch.full({shape}, {spec.mean!r}, dtype={dtype})"

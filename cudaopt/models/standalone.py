@@ -27,6 +27,8 @@ def import_entry(entry: str, root: str = "."):
         module = sys.modules.get(module_name)
         if module is None or getattr(module, "__file__", None) != str(path):
             spec = importlib.util.spec_from_file_location(module_name, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"no loader imports {path}")
             module = importlib.util.module_from_spec(spec)
             sys.modules[module_name] = module
             spec.loader.exec_module(module)

@@ -14,6 +14,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import sys
+from importlib.abc import Loader
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -151,11 +152,19 @@ def load_model_new(src: Source, device: torch.device, build_dir: Path | None = N
 
 
 def _load_extension(so: Path) -> ModuleType:
-    loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, str(so))
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, so, loader=loader)
-    module = importlib.util.module_from_spec(spec)
+    module, loader = _unrun(MODULE_NAME, so,
+                            importlib.machinery.ExtensionFileLoader(MODULE_NAME, str(so)))
     loader.exec_module(module)
     return module
+
+
+def _unrun(name: str, path: Path, loader: Loader | None = None) -> tuple[ModuleType, Loader]:
+    """A module for `path` whose code has not run yet, and the loader that runs it: callers
+    differ in what they register in `sys.modules` first."""
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    if spec is None or spec.loader is None:
+        raise SwapError(f"{path} cannot be imported: no loader takes its kind of file")
+    return importlib.util.module_from_spec(spec), spec.loader
 
 
 def _import(path: Path, extension: ModuleType | None) -> ModuleType:
@@ -167,10 +176,9 @@ def _import(path: Path, extension: ModuleType | None) -> ModuleType:
     try:
         if extension is not None:
             sys.modules[MODULE_NAME] = extension
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
+        module, loader = _unrun(name, path)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
         return module
     finally:
         sys.path.remove(str(path.parent))
@@ -181,9 +189,8 @@ def _import(path: Path, extension: ModuleType | None) -> ModuleType:
 
 
 def _task_module(src: Source) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"cudaopt_swap_task_{src.task.stem}", src.task)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module, loader = _unrun(f"cudaopt_swap_task_{src.task.stem}", src.task)
+    loader.exec_module(module)
     return module
 
 

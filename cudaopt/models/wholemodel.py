@@ -26,6 +26,7 @@ import torch
 
 from cudaopt.judge import JudgeOptions, Verdict, check
 from cudaopt.models import compiled, oplib, specs
+from cudaopt.models.compiled import Health
 from cudaopt.models.customops import Ops
 from cudaopt.models.entry import Entry, load_entry
 from cudaopt.models.extract import STANDALONE
@@ -33,7 +34,7 @@ from cudaopt.models.sources import Source, resolve
 from cudaopt.models.staging import stage
 from cudaopt.models.swap import SwapError, check_fit, load_ops
 from cudaopt.models.swap import swap as swap_into
-from cudaopt.rundir import state_dir
+from cudaopt.runs.folder import state_dir
 from cudaopt.task import BadInput
 
 Say = Callable[[str], None]
@@ -56,7 +57,7 @@ class ModelCheck:
     folder: Path  # the generated task and candidate
     notes: list[str] = field(default_factory=list)
     compiled: Verdict | None = None  # --compile: swapped compiled vs original compiled
-    health: compiled.Health | None = None  # --compile: graphs, breaks, recompiles
+    health: Health | None = None  # --compile: graphs, breaks, recompiles
 
     @property
     def exit_code(self) -> int:
@@ -126,7 +127,7 @@ def check_model(entry: Entry, pairs: list[tuple[str, str]], options: JudgeOption
         for n, swap in enumerate(_distinct(swaps), 1):
             say(f"judging kernel {n}: {swap.source.label} on {swap.source.task.name}")
             swap.verdict = check(swap.source.task, swap.source.model_new, options,
-                                 lambda m, n=n: say(f"kernel {n}: {m}"))
+                                 _prefixed(say, f"kernel {n}: "))
         for swap in swaps:
             swap.verdict = swap.verdict or next(s.verdict for s in swaps
                                                 if _key(s) == _key(swap))
@@ -141,6 +142,11 @@ def check_model(entry: Entry, pairs: list[tuple[str, str]], options: JudgeOption
         _judge_compiled(result, entry, model, root, replace(whole, compile_mode=compile_mode),
                         say)
     return result
+
+
+def _prefixed(say: Say, prefix: str) -> Say:
+    """`say` with `prefix` bound now, not when a progress message arrives."""
+    return lambda message: say(prefix + message)
 
 
 def _judge_compiled(result: ModelCheck, entry: Entry, model: torch.nn.Module,

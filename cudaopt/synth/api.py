@@ -65,7 +65,7 @@ def build_run(options: SynthOptions) -> Run:
     catalog = load_catalog(cache_dir())
     source: Source
     if options.model:
-        source = _model_source(options, catalog, device, window)
+        source = _model_source(options.model, options, catalog, device, window)
     else:
         factors = load_factors(catalog, device, cache_dir())
         source = RandomSource(catalog, rules(), options.seed, options.max_ops,
@@ -74,13 +74,14 @@ def build_run(options: SynthOptions) -> Run:
                options.timeout_s)
 
 
-def _model_source(options: SynthOptions, catalog: list, device: str,
+def _model_source(name: str, options: SynthOptions, catalog: list, device: str,
                   window: tuple[float, float]) -> Source:
+    """`name`: `options.model`, which is optional there and known to be given here."""
     from cudaopt.agent.errors import PreflightError
-    from cudaopt.agent.llm import LitellmModel
+    from cudaopt.agent.policy.llm import LitellmModel
     from cudaopt.synth.llm import ModelSource
 
-    model = LitellmModel(options.model, options.api_base, tools=False)
+    model = LitellmModel(name, options.api_base, tools=False)
     try:
         model.preflight()
     except PreflightError as exc:

@@ -19,7 +19,10 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 RULES_PATH = Path(__file__).with_name("data") / "rules.json"
 CATALOG_VERSION = 1
@@ -92,7 +95,7 @@ def _shape(rank: int, batch: int = 2) -> list[int]:
     return [batch, 4, 6, 7, 5][:rank]
 
 
-def _good(make: Callable[[list[int], int], Any], rank: int, same: bool) -> bool:
+def _good(make: Callable[[list[torch.Tensor], int], Any], rank: int, same: bool) -> bool:
     """One float tensor, batch kept (the whole shape when `same`), deterministic, finite,
     and following its input."""
     import torch
@@ -130,7 +133,8 @@ def _local(fn: Callable[[Any], Any], rank: int = 3) -> bool:
     return y.shape == x.shape and changed in ([], [5])
 
 
-def _ranks(make: Callable[[list[int], int], Any], low: int = 1, same: bool = False) -> list[int]:
+def _ranks(make: Callable[[list[torch.Tensor], int], Any], low: int = 1,
+           same: bool = False) -> list[int]:
     return [r for r in rules()["probe_ranks"] if r >= low and _good(make, r, same)]
 
 
@@ -161,7 +165,7 @@ def _probe_function(op_id: str, fn: Any) -> dict[str, Any] | None:
     return None
 
 
-def _init_rules(cls: type, conf: dict[str, Any]) -> tuple[dict[str, Any], int] | None:
+def _init_rules(cls: type[Any], conf: dict[str, Any]) -> tuple[dict[str, Any], int] | None:
     """Constructor arguments by name: sizes bound to an input dimension, sampled sizes, or
     fixed ones; a layer with any other required argument is left out."""
     init: dict[str, Any] = {}

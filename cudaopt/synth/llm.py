@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cudaopt.agent.llm import LitellmModel
+from cudaopt.agent.policy.llm import LitellmModel
 from cudaopt.agent.prompts import prompt
 from cudaopt.synth.compose import rng_for
 from cudaopt.synth.similarity import api_calls

@@ -116,15 +116,16 @@ class Run:
             resized = self._resized(candidate, outcome)
         if resized is not None:  # sized by an estimate that missed: once more, by the time
             line["resized_from"] = {"shapes": candidate.shapes, "eager_ms": outcome.eager_ms}
+            source = resized.source or ""
             with step("runs_eager"):
-                outcome = self._run(prober, resized.source or "", name)
+                outcome = self._run(prober, source, name)
             candidate = resized
         line.update(status=outcome.status, eager_ms=outcome.eager_ms,
                     compile_ms=outcome.compile_ms, shapes=outcome.shapes or candidate.shapes)
         if outcome.error:
             line["error"] = outcome.error[-ERROR_CHARS:]
         if outcome.status == "kept":
-            (self.out / f"{name}.py").write_text(candidate.source)
+            (self.out / f"{name}.py").write_text(source)
             line["file"] = f"{name}.py"
             kept[name] = seq
         return line

@@ -64,7 +64,8 @@ def _trace(comp: Composition, ops: dict[str, dict[str, Any]], batch: int) -> Tra
     from torch.utils.flop_counter import FlopCounterMode
 
     x = torch.empty([batch, *comp.shape[1:]], device="meta")
-    layers, inputs = [], [list(x.shape)]
+    layers: list[Layer] = []
+    inputs = [list(x.shape)]
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         for step in comp.steps:
             op, shape = ops[step.op], list(x.shape)

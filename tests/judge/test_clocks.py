@@ -14,7 +14,7 @@ from cudaopt.judge.timing.crosscheck import (
     settle,
 )
 from cudaopt.judge.timing.timer import summarize
-from cudaopt.judge.verdict.verdict import Status, Timing, Verdict
+from cudaopt.judge.verdict.verdict import Status, Verdict
 
 
 def _rounds(events_ms: float, host_ms: float, wall_ms: float) -> list[dict[str, list[float]]]:
@@ -61,7 +61,7 @@ def test_a_clock_forged_below_python_is_credited_from_the_judges_own() -> None:
 def test_a_clock_forged_by_far_is_also_refused() -> None:
     rounds = _rounds(0.010, 0.020, 1.200)  # the candidate's process clocks patched
     events = [x for r in rounds for x in r["candidate"]]
-    timing = Timing(**summarize(events, [x for r in rounds for x in r["candidate_host"]]))
+    timing = summarize(events, [x for r in rounds for x in r["candidate_host"]])
     found = cross_check(timing, [x for r in rounds for x in r["candidate_window"]],
                         [x for r in rounds for x in r["overhead"]])
     assert any("timing cross-check failed" in v for v in found), found

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudaopt.judge.building import shared
-from cudaopt.rundir import state_dir
+from cudaopt.runs.folder import state_dir
 
 MODULE_NAME = "cuda_extension"
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -78,7 +78,7 @@ def _flags(with_cuda: bool) -> dict[str, str]:
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     with warnings.catch_warnings():  # deprecated (and empty) from torch 2.9 on
         warnings.simplefilter("ignore")
-        pyb = getattr(ce, "_get_pybind11_abi_build_flags", lambda: [])()
+        pyb: list[str] = getattr(ce, "_get_pybind11_abi_build_flags", lambda: [])()
     common = [f"-DTORCH_EXTENSION_NAME={MODULE_NAME}", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", *pyb]
     cflags = [*common, *includes, "-fPIC", "-std=c++17", "-O3", "-fopenmp"]
     libs = ["c10", "torch", "torch_cpu", "torch_python"]

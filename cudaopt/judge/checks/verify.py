@@ -104,6 +104,7 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         found, output = _trial(session, seed, refill, variant)
         verdict.trials = min(trial + 1, session.options.trials)  # on the task's own draws
         if isinstance(output, str):
+            assert variant is not None  # `_trial` skips only an input derived from the draws
             verdict.inputs_skipped.append(f"{variants.describe(variant)}: {output}")
         _add(verdict.violations, allowed(session, found))
         if isinstance(output, str):
@@ -146,7 +147,7 @@ def _trial(session: Session, seed: int, refill: bool,
     handle it. On a derived input the reference runs first, so a candidate never fails on
     an input the task does not accept."""
     found: list[str] = []
-    prep = {"seed": seed, "refill": refill, "variant": variant}
+    prep: dict[str, Any] = {"seed": seed, "refill": refill, "variant": variant}
     cand_prep = {**prep, "poison": session.output_leaves}
     timeout_s = session.options.timeout_s
     if variant is None:

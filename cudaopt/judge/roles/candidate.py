@@ -21,6 +21,7 @@ from cudaopt.judge.building.loading import build_model, load_module, use_threads
 from cudaopt.judge.checks import streams
 from cudaopt.judge.checks.guard import OpGuard
 from cudaopt.judge.checks.integrity import Integrity
+from cudaopt.judge.roles import made
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench, same_layout
 from cudaopt.judge.timing.burst import Burst
@@ -54,7 +55,7 @@ class CandidateWorker:
                 "prep": self.prep, "go": self.go, "finish": self.finish, "dump": self.dump,
                 "streams": self.streams, "burst": self.run_burst,
                 "stale_probe": self.stale_probe, "exit": lambda cmd: {},
-                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
+                "pin": lambda cmd: pinning.handle(cmd, made(self.bench, "import").device)}
 
     def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The task and the candidate imported (`load_inline` builds happen here), while the
@@ -66,7 +67,7 @@ class CandidateWorker:
         self.init_inputs = list(task.get_init_inputs())
         self.bench = Bench(task, torch.device(cmd["device"]))
         self.burst = Burst(self.bench)
-        self._snapshot()
+        self._snapshot(self.bench)
         if cmd.get("build_dir"):
             sys.path.insert(0, cmd["build_dir"])
         use_content_dir(Path(cmd["candidate"]))
@@ -84,7 +85,7 @@ class CandidateWorker:
         judge takes the GPU's turn for `load`, which then only copies them: reading a
         multi-GiB file under the turn kept every other judgement on the GPU waiting."""
         state = torch.load(cmd["state_path"], map_location="cpu", weights_only=True)
-        if self.bench.device.type == "cuda":
+        if made(self.bench, "import").device.type == "cuda":
             state = {name: tensor.pin_memory() for name, tensor in state.items()}
         self.staged = state
         return {}
@@ -92,7 +93,7 @@ class CandidateWorker:
     def load(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The candidate's model, built under the reference's seed, given its weights (the
         judge holds the GPU's turn meanwhile: `JudgePool.candidate_turn`)."""
-        device = self.bench.device
+        device = made(self.bench, "import").device
         model = build_model(self.module.ModelNew, self.init_inputs, cmd["init_seed"], device)
         state, self.staged = self.staged, None
         if state is None:
@@ -102,33 +103,36 @@ class CandidateWorker:
         except RuntimeError as exc:
             return {"ok": False, "kind": "state_dict", "error": _state_dict_message(exc)}
         self.model = model
-        self.integrity.loaded()
-        return {"violations": self.integrity.violations()}
+        integrity = made(self.integrity, "import")
+        integrity.loaded()
+        return {"violations": integrity.violations()}
 
-    def _snapshot(self) -> None:
+    def _snapshot(self, bench: Bench) -> None:
         """What must not change once the candidate is imported (see `integrity`)."""
         judge = [m for name, m in sys.modules.items() if name.startswith("cudaopt.judge")]
         self.integrity = Integrity(judge)
         self.integrity.watch("worker", self, ("bench", "burst", "integrity", "allow", "threads",
                                               "init_inputs"))
-        self.integrity.watch("bench", self.bench, ("timer", "task", "device", "kept"))
-        self.integrity.watch("timer", self.bench.timer, ("device", "cuda", "_flush_buf"))
+        self.integrity.watch("bench", bench, ("timer", "task", "device", "kept"))
+        self.integrity.watch("timer", bench.timer, ("device", "cuda", "_flush_buf"))
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
         self.published = {}
-        found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
-                                cmd.get("variant"))
-        _poison(cmd.get("poison") or [], self.bench.device)
+        bench = made(self.bench, "import")
+        found = bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                           cmd.get("variant"))
+        _poison(cmd.get("poison") or [], bench.device)
         return {"violations": found}
 
     def go(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """One call; guarded calls run under the operator guard (and are not timed)."""
         guard = OpGuard(self.allow) if cmd.get("guard") else None
         fn = self.model if guard is None else _guarded(self.model, guard)
-        dev_ms, host_ms, found = self.bench.go(fn)
+        bench = made(self.bench, "import")
+        dev_ms, host_ms, found = bench.go(fn)
         found = (guard.violations() if guard else []) + found
         return {"ms": dev_ms, "host_ms": host_ms, "violations": found,
-                "output": self.bench.last is not None, "digest": self.bench.last_digest}
+                "output": bench.last is not None, "digest": bench.last_digest}
 
     def stale_probe(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """After a timed call's output was wrong, two calls off the clock: on inputs drawn
@@ -136,10 +140,11 @@ class CandidateWorker:
         for both is a result kept from an earlier call (keyed on the tensor, its pointer or
         its shape). Only the verdict's wording rests on this reply; the refusal does not."""
         outputs = []
+        bench = made(self.bench, "import")
         try:
             for i, seed in enumerate(cmd["seeds"]):
-                self.bench.prep(seed, i > 0, None)
-                leaves = flatten(self.model(*self.bench.inputs))[1]
+                bench.prep(seed, i > 0, None)
+                leaves = flatten(self.model(*bench.inputs))[1]
                 outputs.append([t.detach().clone() for _, t in leaves])
         except Exception:  # noqa: BLE001 - a candidate that cannot be probed is not named
             return {"same": False}
@@ -153,7 +158,7 @@ class CandidateWorker:
         first, while the process is known to be sound, then the graph capture (a failed one
         can leave the candidate's streams unusable, so nothing runs in this process after
         it). A replay's outputs, on inputs refilled from `seed`, become the call's outputs."""
-        bench = self.bench
+        bench = made(self.bench, "import")
         returned: set[int] = set()  # storage of every output these calls returned
         raced = streams.snapshot_race(self.model, bench.inputs, bench.device, returned)
         found = [f"{streams.RULE}: its output changed after the current stream had finished "
@@ -184,24 +189,26 @@ class CandidateWorker:
         """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's
         outputs are copied for the parent to check, and tampering is looked for after."""
         self.published = {}
-        reply = self.burst.run(self.model, cmd)
-        reply["violations"] = reply.get("violations", []) + self.integrity.violations()
+        reply = made(self.burst, "import").run(self.model, cmd)
+        integrity = made(self.integrity, "import")
+        reply["violations"] = reply.get("violations", []) + integrity.violations()
         return reply
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""
-        found = self.bench.settle(cmd.get("keep")) + self.integrity.violations()
+        bench = made(self.bench, "import")
+        found = bench.settle(cmd.get("keep")) + made(self.integrity, "import").violations()
         if self.threads and _threads() != self.threads:
             found.append(f"the candidate changed torch's thread count from {self.threads} to "
                          f"{_threads()} (the baselines run with {self.threads})")
-        return {"violations": found, "memory_gib": self.bench.memory_gib()}
+        return {"violations": found, "memory_gib": bench.memory_gib()}
 
     def dump(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Publish the kept output copies named for the reference worker to compare; forget
         the rest. Published copies live until the next call is prepared, as the reference
         may map their memory; `again` publishes the same ones again (as files, after IPC
         failed)."""
-        kept = self.bench.kept
+        kept = made(self.bench, "import").kept
         if not cmd.get("again"):
             self.published = {key: kept[key] for key in cmd["keys"] if key in kept}
         kept.clear()

@@ -18,6 +18,7 @@ from cudaopt.judge.building.caches import drop_broken_builds
 from cudaopt.judge.building.loading import build_model, load_module, use_threads
 from cudaopt.judge.checks.signal import perturbed
 from cudaopt.judge.checks.tracker import Tracker
+from cudaopt.judge.roles import made
 from cudaopt.judge.timing import pinning
 from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.timing.burst import Burst, fastest_mode
@@ -87,7 +88,7 @@ class ReferenceWorker:
                 "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
                 "signal": self.signal_findings,
                 "exit": lambda cmd: {},
-                "pin": lambda cmd: pinning.handle(cmd, self.bench.device)}
+                "pin": lambda cmd: pinning.handle(cmd, made(self.bench, "load").device)}
 
     def _turn(self, step: Any, compiling: bool = False) -> Any:
         """`step`, holding the GPU (see `devlock.gpu_turn`) when it runs on one; a
@@ -133,28 +134,30 @@ class ReferenceWorker:
 
     def warm(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """One untimed call, so first-call costs (lazy init, allocator growth) come early."""
-        self.model(*draw_inputs(self.bench.task, cmd["seed"], self.bench.device))
-        self.bench.timer.sync()
+        bench = made(self.bench, "load")
+        self.model(*draw_inputs(bench.task, cmd["seed"], bench.device))
+        bench.timer.sync()
         return {}
 
     def compile(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Compile and warm torch.compile once per mode (comma-separated); its inductor cache
         makes the next run cheap. Several modes: the fastest per call is the baseline."""
         start = time.perf_counter()
+        bench = made(self.bench, "load")
         clock, before = Stopwatch(), compile_counters()
         self.modes = {mode: torch.compile(self.model, mode=mode)
                       for mode in cmd["mode"].split(",")}
         clock.lap("wrap")
         for mode, compiled in self.modes.items():
             for i, seed in enumerate(cmd["seeds"]):
-                inputs = draw_inputs(self.bench.task, seed, self.bench.device)
-                self.bench.timer.sync()
+                inputs = draw_inputs(bench.task, seed, bench.device)
+                bench.timer.sync()
                 clock.lap("inputs")
                 _first_call(compiled, inputs) if i == 0 else compiled(*inputs)
-                self.bench.timer.sync()
+                bench.timer.sync()
                 clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
                 del inputs
-        self.mode = fastest_mode(self.bench, self.modes, cmd["seeds"] * 3)
+        self.mode = fastest_mode(bench, self.modes, cmd["seeds"] * 3)
         self.compiled = self.modes[self.mode]
         clock.lap("mode_selection")
         self.trim(cmd)
@@ -166,23 +169,24 @@ class ReferenceWorker:
         """Back-to-back calls of eager or one compile mode (`compile:MODE`)."""
         which = cmd["which"]
         fn = self.model if which == "eager" else self.modes[which.split(":", 1)[1]]
-        return {**self.burst.run(fn, cmd), "compile_mode": self.mode}
+        return {**made(self.burst, "load").run(fn, cmd), "compile_mode": self.mode}
 
     def traits(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks."""
         from cudaopt.judge.timing import roofline
 
-        inputs = draw_inputs(self.bench.task, cmd["seed"], self.bench.device)
+        bench = made(self.bench, "load")
+        inputs = draw_inputs(bench.task, cmd["seed"], bench.device)
         found = roofline.traits(self.model, inputs)
         del inputs
-        return {"task": found, "peaks": roofline.device_peaks(self.bench.device,
-                                                              Path(cmd["cache"]))}
+        return {"task": found, "peaks": roofline.device_peaks(bench.device, Path(cmd["cache"]))}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """A derived input (`variant`) the judge cannot make, out of memory say, is skipped."""
+        bench = made(self.bench, "load")
         try:
-            found = self.bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
-                                    cmd.get("variant"))
+            found = bench.prep(cmd["seed"], cmd.get("refill", False), cmd.get("keep"),
+                               cmd.get("variant"))
         except Exception as exc:
             if not cmd.get("variant"):
                 raise
@@ -193,35 +197,39 @@ class ReferenceWorker:
         """One call; `tolerant` (inputs the judge derived, not the task's own draws): a
         failure or a non-finite output is a reason to skip the input, not a broken task."""
         fn = self.compiled if cmd["which"] == "compile" else self.model
+        bench = made(self.bench, "load")
         try:
-            dev_ms, host_ms, found = self.bench.go(fn)
+            dev_ms, host_ms, found = bench.go(fn)
         except Exception as exc:
             if not cmd.get("tolerant"):
                 raise
-            self.bench.last = None
+            bench.last = None
             return {"skip": f"the task's Model raised {type(exc).__name__}: {str(exc)[:300]}"}
         if found:
             raise TypeError(f"the task's Model returns something the judge cannot compare: "
                             f"{found[0]}")
-        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(self.bench.last),
-                 "digest": self.bench.last_digest}
-        if cmd.get("tolerant") and not _finite(self.bench.last[1]):
-            self.bench.last = None
+        last = bench.last
+        assert last is not None  # `Bench.go` copied the outputs, or said why not in `found`
+        reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(last),
+                 "digest": bench.last_digest}
+        if cmd.get("tolerant") and not _finite(last[1]):
+            bench.last = None
             reply["skip"] = "the task's Model returned non-finite values on it"
         return reply
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        return {"mutates": bool(self.bench.settle(cmd.get("keep"))),
-                "memory_gib": self.bench.memory_gib()}
+        bench = made(self.bench, "load")
+        return {"mutates": bool(bench.settle(cmd.get("keep"))), "memory_gib": bench.memory_gib()}
 
     def trim(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Give device memory back while idle (the last inputs and outputs, the allocator's
         cache): three processes share one GPU, and KernelBench inputs are gigabytes each."""
-        self.bench.release()
-        self.burst.release()
-        if self.bench.device.type == "cuda":
+        bench = made(self.bench, "load")
+        bench.release()
+        made(self.burst, "load").release()
+        if bench.device.type == "cuda":
             torch.cuda.empty_cache()
-        return {"memory_gib": self.bench.memory_gib()}
+        return {"memory_gib": bench.memory_gib()}
 
     def compare(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Compare a kept output copy with the candidate's. No manifest is no output: the
@@ -229,12 +237,13 @@ class ReferenceWorker:
         whose digest is not the one its call committed to was changed after the call
         (`forged`). When the candidate's shared memory cannot be mapped, the copy stays
         for a retry."""
-        skeleton, leaves = self.bench.kept.pop(cmd["key"])
+        bench = made(self.bench, "load")
+        skeleton, leaves = bench.kept.pop(cmd["key"])
         if cmd["manifest"] is None:
             return {"mismatch": ["the candidate handed over no output for this call"]}
         ref = unflatten(skeleton, dict(leaves))
         try:
-            with read_outputs(cmd["manifest"], self.bench.device) as cand:
+            with read_outputs(cmd["manifest"], bench.device) as cand:
                 if manifest_digest(cmd["manifest"], cand) != cmd["digest"]:
                     return {"mismatch": ["its digest differs from the one committed when the "
                                          "call returned"], "forged": True}
@@ -243,7 +252,7 @@ class ReferenceWorker:
                     reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
                 return reply
         except ipc.OpenFailed as exc:
-            self.bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
+            bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
             return {"mismatch": [f"the candidate's output could not be read: {exc}"],
                     "ipc_failed": str(exc)}
         except (KeyError, ValueError, TypeError, AttributeError) as exc:  # not the judge's
@@ -271,11 +280,12 @@ class ReferenceWorker:
         """One more call, on this trial's inputs moved by a few ulps (see `signal.perturbed`):
         how much the reference's output moves by rounding alone. Where that call cannot be
         made (out of device memory, say), the check goes without it."""
+        bench = made(self.bench, "load")
         try:
-            inputs = perturbed(self.bench.inputs, seed)
+            inputs = perturbed(bench.inputs, seed)
             out = [t for _, t in flatten(self.model(*inputs))[1]]
         except (RuntimeError, TypeError):
-            if self.bench.device.type == "cuda":
+            if bench.device.type == "cuda":
                 torch.cuda.empty_cache()
             return
         del inputs

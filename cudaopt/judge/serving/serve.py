@@ -17,7 +17,7 @@ from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.serving.server import JudgeServer
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.pool import JudgePool
-from cudaopt.rundir import STATE_DIR, state_dir
+from cudaopt.runs.folder import STATE_DIR, state_dir
 
 POINTER = "judge-socket"  # inside the state folder: the path of the running server's socket
 

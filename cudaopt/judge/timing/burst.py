@@ -80,7 +80,8 @@ class Burst:
             with _profile(activities=activities) as prof:  # no lead: its kernel would count
                 ms, host_ms, outs = self._timed(fn, timed, cmd.get("keep", False), lead=False)
             events = prof.events()
-            reply = {"breakdown": breakdown(events, len(timed), ms, bench.timer.cuda)}
+            reply: dict[str, Any] = {"breakdown": breakdown(events, len(timed), ms,
+                                                            bench.timer.cuda)}
             if bench.timer.cuda:
                 reply["kernels"] = sorted(own_kernels(events))
         else:
@@ -174,9 +175,9 @@ def breakdown(events: Any, calls: int, call_ms: float, cuda: bool) -> dict[str, 
         entry[0] += us / 1e3 / calls
         entry[1] += 1
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])
-    entries = [{"name": name[:200], "ms": ms, "launches": count / calls,
-                "share": ms / call_ms if call_ms > 0 else 0.0}
-               for name, (ms, count) in ranked[:TOP]]
+    entries: list[dict[str, Any]] = [
+        {"name": name[:200], "ms": ms, "launches": count / calls,
+         "share": ms / call_ms if call_ms > 0 else 0.0} for name, (ms, count) in ranked[:TOP]]
     rest = ranked[TOP:]
     if rest:
         ms = sum(v[0] for _, v in rest)

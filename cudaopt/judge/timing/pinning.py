@@ -134,8 +134,8 @@ def handle(cmd: dict[str, Any], device: torch.device) -> dict[str, Any]:
     before = sorted(os.sched_getaffinity(0))
     if cmd.get("restore"):
         os.sched_setaffinity(0, cmd["restore"])
-        for cpu in list(_held):
-            release(cpu)
+        for held in list(_held):
+            release(held)
         return {"cpu": None, "before": before}
     cpu = cmd.get("cpu")
     cpu = choose(device) if cpu is None else cpu

@@ -28,7 +28,7 @@ from cudaopt.judge.timing.noise import Samples
 from cudaopt.judge.timing.rounds import Plan, timed_round
 from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
-from cudaopt.judge.verdict.verdict import Timing, Verdict, add_parts, compile_story, phase
+from cudaopt.judge.verdict.verdict import Verdict, add_parts, compile_story, phase
 from cudaopt.judge.workers.runner import Worker
 from cudaopt.judge.workers.session import Session
 
@@ -206,14 +206,14 @@ def _summarize(verdict: Verdict, names: list[str], rounds: list[Samples],
     pooled = {n: [x for r in rounds for x in r[n]]
               for n in [*names, "candidate", "candidate_host", "candidate_window", "overhead",
                         "gap"]}
-    verdict.eager = Timing(**summarize(pooled["eager"]))
-    verdict.candidate = Timing(**summarize(pooled["candidate"], pooled["candidate_host"]))
+    verdict.eager = summarize(pooled["eager"])
+    verdict.candidate = summarize(pooled["candidate"], pooled["candidate_host"])
     if "compile" in names:
-        verdict.compiled_baseline = Timing(**summarize(pooled["compile"]))
+        verdict.compiled_baseline = summarize(pooled["compile"])
     for name in names:
         ratios = sorted(noise.round_ratios(rounds, name))
         low = statistics.quantiles(ratios, n=4)[0] if len(ratios) > 1 else ratios[0]
         setattr(verdict, f"speedup_vs_{name}", statistics.median(ratios))
         setattr(verdict, f"speedup_vs_{name}_low", low)
-    return cross_check(Timing(**summarize(events, pooled["candidate_host"])),
+    return cross_check(summarize(events, pooled["candidate_host"]),
                        pooled["candidate_window"], pooled["overhead"], pooled["gap"])

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from cudaopt.judge.verdict.verdict import Timing
+
 _perf = time.perf_counter
 _cuda_sync = torch.cuda.synchronize
 _Event = torch.cuda.Event
@@ -65,18 +67,18 @@ class CallTimer:
         return _elapsed(start, end), host_ms, out
 
 
-def summarize(samples_ms: list[float], host_ms: list[float] | None = None) -> dict[str, float]:
+def summarize(samples_ms: list[float], host_ms: list[float] | None = None) -> Timing:
     """Median, quartiles and minimum: the median resists outliers from the OS and the clock."""
     ordered = sorted(samples_ms)
     q = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else [ordered[0]] * 3
-    return {
-        "median_ms": statistics.median(ordered),
-        "q1_ms": q[0],
-        "q3_ms": q[2],
-        "min_ms": ordered[0],
-        "samples": len(ordered),
-        "host_median_ms": statistics.median(host_ms) if host_ms else None,
-    }
+    return Timing(
+        median_ms=statistics.median(ordered),
+        q1_ms=q[0],
+        q3_ms=q[2],
+        min_ms=ordered[0],
+        samples=len(ordered),
+        host_median_ms=statistics.median(host_ms) if host_ms else None,
+    )
 
 
 def calls_per_round(single_call_ms: float, wall_per_call_ms: float = 0.0,

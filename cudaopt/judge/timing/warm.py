@@ -126,7 +126,9 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
         return ask_reference(session, "burst", timeout, session.baseline, which=name,
                              seeds=seeds, **args)
     reply = session.candidate.call("burst", timeout, seeds=seeds, **args)
-    digests = reply.get("digests") if isinstance(reply.get("digests"), dict) else {}
+    digests = reply.get("digests")
+    if not isinstance(digests, dict):  # hostile input: the candidate wrote this reply
+        digests = {}
     for key in digests:
         session.commit(str(key), {"digest": digests[key]})
     session.note_kernels(reply)

@@ -159,7 +159,8 @@ class _Turn:
     `DeviceLock`, so a judge waiting for the GPU keeps naming the judgement it waits for."""
 
     def __init__(self, path: str):
-        self.path, self.fd = path, None
+        self.path = path
+        self.fd: int | None = None
 
     def take(self) -> None:
         if self.fd is None:

@@ -74,8 +74,8 @@ def confine(argv: list[str], env: dict[str, str], writable: list[Path],
     hardening = ["--disable-userns"] if "--disable-userns" in status.options else []
     box = [status.path or "bwrap", *NAMESPACES, *hardening, "--ro-bind", "/", "/",
            "--dev", "/dev", *_gpu_nodes(), "--proc", "/proc"]
-    for folder in sorted({path.resolve() for path in [*writable, own]}):
-        box += ["--bind", str(folder), str(folder)]
+    for mount in sorted({path.resolve() for path in [*writable, own]}):
+        box += ["--bind", str(mount), str(mount)]
     box += ["--bind", str((own / "builds").resolve()), str(builds)]
     return [*box, "--chdir", str(own.resolve()), "--", *argv], env
 

@@ -87,6 +87,9 @@ class JudgePool:
         `lock` already is that lock (an executor's slot, runs sharing a device)."""
         if device != "cuda" or getattr(self.lock, "host_wide", False):
             return nullcontext()
+        return self._host_gpu_lock()
+
+    def _host_gpu_lock(self) -> DeviceLock:
         if self._gpu_lock is None:  # the workers' cuda:0, as the host names it
             self._gpu_lock = gpu_lock(gpu_identity(0, {**os.environ, **self.env}))
         return self._gpu_lock
@@ -99,7 +102,8 @@ class JudgePool:
 
     def _turn_lock(self) -> DeviceLock:
         """The GPU's host-wide lock, which GPU steps outside the judgement's turn take."""
-        return self.lock if getattr(self.lock, "host_wide", False) else self.gpu_lock("cuda")
+        lock = self.lock
+        return lock if isinstance(lock, DeviceLock) and lock.host_wide else self._host_gpu_lock()
 
     def _turn_env(self) -> dict[str, str]:
         """The reference workers take the GPU's lock themselves for such steps."""
@@ -182,10 +186,10 @@ class JudgePool:
             self._fresh_baseline = self._baseline.worker
             recycled.remove(self._baseline)
         self._fresh += [loaded.worker for loaded in recycled]
-        for loaded in (self._reference, self._baseline):
-            if loaded is not None and not any(loaded.worker is w for w in
-                                              [*self._fresh, self._fresh_baseline]):
-                loaded.worker.close()
+        for held in (self._reference, self._baseline):
+            if held is not None and not any(held.worker is w for w in
+                                            [*self._fresh, self._fresh_baseline]):
+                held.worker.close()
         self._reference = self._baseline = None
         self.init_seed = int.from_bytes(os.urandom(7), "little")
 

@@ -108,6 +108,8 @@ class Worker:
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
             pass_fds=(write_fd,), env=full_env, start_new_session=True,
         )
+        assert self.proc.stdin is not None  # stdin=PIPE: typeshed cannot tell
+        self._commands = self.proc.stdin
         os.close(write_fd)
         self._reply = os.fdopen(read_fd, "rb")
         self._buffer = b""
@@ -120,8 +122,8 @@ class Worker:
     def send(self, op: str, **args: Any) -> None:
         self.pending += 1
         try:
-            self.proc.stdin.write((json.dumps({"op": op, **args}) + "\n").encode())
-            self.proc.stdin.flush()
+            self._commands.write((json.dumps({"op": op, **args}) + "\n").encode())
+            self._commands.flush()
         except (BrokenPipeError, OSError):
             pass  # the read that follows reports how the worker died
 

@@ -14,6 +14,7 @@ from cudaopt.judge.building.extdir import keep_build
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.pool import JudgePool, Loaded
 from cudaopt.judge.workers.replies import digest_of
+from cudaopt.judge.workers.runner import Worker
 
 
 def cpu_threads(options: JudgeOptions) -> int:
@@ -45,7 +46,6 @@ class Session:
         self.reference_info = warm_reference.info if warm_reference else None
         self.reference = warm_reference.worker if warm_reference else pool.new_reference("ref")
         self._baseline = warm_baseline
-        self.baseline = warm_baseline.worker if warm_baseline else None
         # Timeouts of the baseline replies still owed, a warm worker's left from before.
         self.baseline_pending: list[float] = list(warm_baseline.owed) if warm_baseline else []
         self.candidate = pool.candidate()
@@ -65,8 +65,7 @@ class Session:
         compiling the baseline overlaps the build and the verification."""
         options = self.options
         if self._baseline is None:
-            self.baseline = self.pool.new_reference("baseline")
-            self._baseline = Loaded(self.baseline, {})
+            self._baseline = Loaded(self.pool.new_reference("baseline"), {})
             self.baseline.send("load", task=str(task.resolve()), device=self.device,
                                init_seed=self.init_seed, threads=self.threads,
                                state_path=str(self.pool.scratch / "baseline_state.pt"))
@@ -76,6 +75,14 @@ class Session:
                                seeds=[self.seed(), self.seed()])
             self.baseline_pending.append(options.build_timeout_s)
             self._baseline.compiled = options.compile_mode
+
+    @property
+    def baseline(self) -> Worker:
+        """The worker that times eager and torch.compile. Asked before `start_baseline`, it
+        is a fault of the judge's: never quietly the reference worker in its place."""
+        if self._baseline is None:
+            raise RuntimeError("the baseline worker was asked for before `start_baseline`")
+        return self._baseline.worker
 
     def commit(self, key: str, reply: dict[str, Any], candidate: bool = True) -> None:
         """Remember the digest a candidate's call committed its outputs to, for the output
@@ -133,8 +140,9 @@ class Session:
             self._baseline.owed = self.baseline_pending
         if self.pool.keep_warm:
             self.pool.keep(reference, self._baseline)
-        for worker in (self.reference, self.baseline):
-            if worker is not None and not self.pool.holds(worker):
+        baseline = [self._baseline.worker] if self._baseline is not None else []
+        for worker in [self.reference, *baseline]:
+            if not self.pool.holds(worker):
                 worker.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 

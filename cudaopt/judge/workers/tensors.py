@@ -122,7 +122,7 @@ def dtype_named(name: str) -> torch.dtype:
 def fingerprint(inputs: list[Any]) -> list[Any]:
     """Cheap digests of the input tensors (byte sum plus a strided sample), to tell whether a
     call modified its inputs without keeping a copy of them."""
-    prints = []
+    prints: list[tuple[int, bytes] | None] = []
     for x in inputs:
         if not isinstance(x, torch.Tensor) or _numel(x) == 0 or x.device.type == "meta":
             prints.append(None)
@@ -177,7 +177,8 @@ def _compare_values(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: fl
                     path: str) -> list[str]:
     exact = ref.dtype == torch.bool or not (ref.is_floating_point() or ref.is_complex())
     flat_ref, flat_cand = ref.reshape(-1), cand.reshape(-1)
-    count, worst, first = 0, 0.0, []
+    count, worst = 0, 0.0
+    first: list[int] = []
     for start in range(0, flat_ref.numel(), _CHUNK):
         r, c = flat_ref[start:start + _CHUNK], flat_cand[start:start + _CHUNK]
         bad = (c != r) if exact else ~torch.isclose(c, r, rtol=rtol, atol=atol, equal_nan=True)
