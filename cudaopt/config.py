@@ -26,6 +26,7 @@ from cudaopt.judge import JudgeOptions
 
 ENV_PREFIX = "CUDAOPT_"
 PROJECT_FILE = "cudaopt.toml"
+BACKENDS = ("cuda", "triton")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -64,6 +65,8 @@ SPECS: dict[str, Spec] = {
     "branch_prefix": Spec(str, "prefix of the branches accepted kernels land on"),
     "commit": Spec(bool, "commit an accepted kernel to a new branch"),
     "sandbox": Spec(str, "auto | bwrap | none", ("auto", "bwrap", "none")),
+    "backend": Spec(str, "cuda | triton: the kernel language the agent writes (cuda: CUDA "
+                    "C++ on a GPU, C++ on the CPU; triton needs a GPU)", BACKENDS),
     "isolation": Spec(str, "required | optional | off: the judge's candidate worker in "
                       "namespaces of its own; optional accepts speedups where it cannot be",
                       ("required", "optional", "off")),
@@ -90,6 +93,7 @@ class Settings:
     branch_prefix: str = "cudaopt/"
     commit: bool = True
     sandbox: str = "auto"
+    backend: str = "cuda"
     isolation: str = "required"
     sources: dict[str, str] = field(default_factory=lambda: dict.fromkeys(SPECS, "default"))
 

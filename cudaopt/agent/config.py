@@ -41,6 +41,7 @@ class RunConfig:
 
     model: str
     device: str  # "cuda" or "cpu", already resolved
+    backend: str = "cuda"  # the kernel language taught: "cuda" (C++ on the CPU) or "triton"
     api_base: str | None = None
     tools: bool | None = None  # None: ask litellm, probe unknown models
     limits: Limits = field(default_factory=Limits)

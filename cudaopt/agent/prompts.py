@@ -53,8 +53,11 @@ def template(name: str, **values: Any) -> str:
 
 
 def skill(**values: Any) -> str:
-    """`skills/SKILL.md` rendered for one task and device, examples pulled in."""
-    return render((SKILLS_DIR / "SKILL.md").read_text(), values, include_root=SKILLS_DIR)
+    """The skill for one task, device and backend (`skills/SKILL.md`, or
+    `skills/SKILL_<backend>.md` where the backend has its own), examples pulled in."""
+    own = SKILLS_DIR / f"SKILL_{values.get('backend', 'cuda')}.md"
+    path = own if own.is_file() else SKILLS_DIR / "SKILL.md"
+    return render(path.read_text(), values, include_root=SKILLS_DIR)
 
 
 def tool_schemas() -> list[dict[str, Any]]:

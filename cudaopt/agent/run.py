@@ -14,6 +14,7 @@ from cudaopt.agent.checkpoint import finish, save
 from cudaopt.agent.config import Limits, RunConfig, RunState
 from cudaopt.agent.environment.layout import (
     READ_ONLY,
+    check_backend,
     create_workspace,
     install_cli,
     shell_env,
@@ -50,6 +51,7 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore,
               model: Model | None = None) -> RunResult:
     """Preflight the model, lay out a run directory and workspace, and run the loop.
     `model` replaces the one `config.model` names (e.g. a policy driven over HTTP)."""
+    check_backend(config.backend, config.device)  # before the model is asked anything
     model = model or make_model(config.model, config.api_base, config.tools)
     model.preflight()  # before anything is created: a dead endpoint leaves no run behind
     notice = getattr(model, "notice", None)  # a policy's word to the user, e.g. a replay's
@@ -75,11 +77,12 @@ def start_run(task: Path, config: RunConfig, on_event: OnEvent = ignore,
         context_tokens=config.context_tokens,
         judge=_options_json(config),
         sandbox=config.sandbox.kind if config.sandbox else "none",
+        backend=config.backend,
     )
     write_meta(run_dir, meta)
     options = config.judge_options()
-    values = skill_values(config.device, options.margin * 100, options.atol)
-    create_workspace(run_dir / "workspace", task, config.device, values)
+    values = skill_values(config.device, options.margin * 100, options.atol, config.backend)
+    create_workspace(run_dir / "workspace", task, values)
     messages = [
         {"role": "system", "content": _system_prompt(run_dir, model, values, config)},
         {"role": "user", "content": prompts.prompt("first_user", task_path=task, **values)},
@@ -108,6 +111,7 @@ def resume_run(
     config = RunConfig(
         model=meta.model,
         device=meta.device,
+        backend=extra.get("backend", "cuda"),
         api_base=meta.api_base,
         stage_dir=stage_dir,
         tools=extra.get("tools"),
@@ -124,9 +128,8 @@ def resume_run(
     progress = RunState(**extra.get("progress", {}))
     meta.mark_running()
     write_meta(run_dir, meta)
-    values = skill_values(
-        config.device, config.judge_options().margin * 100, config.judge_options().atol
-    )
+    values = skill_values(config.device, config.judge_options().margin * 100,
+                          config.judge_options().atol, config.backend)
     resumed = {"role": "user", "content": prompts.prompt("resumed", **values)}
     messages.append(resumed)
     Trajectory(run_dir / "trajectory.jsonl").append(resumed, progress.steps)
@@ -215,7 +218,7 @@ def _agent(
         messages,
         config.limits,
         progress,
-        skill_values(config.device, options.margin * 100, options.atol),
+        skill_values(config.device, options.margin * 100, options.atol, config.backend),
         on_event,
         checkpoint=lambda: save(run_dir, meta, agent),
         budget=budget,

@@ -36,6 +36,7 @@ def agent_job(runner: SlotRunner, job: Job) -> JobResult:
             run_dir.rename(_aside(run_dir))
         task, _ = job.sources.materialize(runner.root)
         config = RunConfig(model=params["model"], device=runner.spec.device,
+                           backend=params.get("backend", "cuda"),
                            api_base=params.get("api_base"), tools=params.get("tools"),
                            limits=limits, judge=judge, run_dir=run_dir, sandbox=sandbox,
                            bash_timeout_s=params.get("bash_timeout_s", 600.0))

@@ -87,6 +87,9 @@ def run_cmd(
     profile: bool = typer.Option(True, "--profile/--no-profile", help="time candidates too"),
     sandbox: str = setting_opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
                                DEFAULTS.sandbox),
+    backend: str = setting_opt("--backend", "NAME", "agent mode: the kernel language the "
+                               "agent writes, cuda or triton (candidates carry their own)",
+                               DEFAULTS.backend),
     ray: str = setting_opt("--ray", "ADDRESS", "run on a Ray cluster: auto (RAY_ADDRESS, or `ray "
                            "start` here) or ray://HEAD:10001"),
 ) -> None:
@@ -97,13 +100,15 @@ def run_cmd(
         raise fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
     if candidates is not None and not candidates.is_dir():
         raise fail(f"--candidates {candidates}: no such folder")
+    if candidates is not None and backend is not None:
+        raise fail("--backend is for agent mode: a candidate's files say its language")
     try:
         tasks = discover(suites)
         settings = load_settings(Path.cwd(), {"model": model, "api_base": api_base,
                                               "device": device, "max_steps": max_steps,
                                               "max_cost": max_cost, "max_minutes": max_minutes,
                                               "sandbox": sandbox, "trials": trials,
-                                              "timeout_s": timeout})
+                                              "timeout_s": timeout, "backend": backend})
     except (SuiteError, ConfigError) as exc:
         raise fail(str(exc)) from exc
     console = Console(stderr=True)
@@ -117,12 +122,13 @@ def run_cmd(
         gpus = judge_device.split(":", 1)[1]
     options.device, options.time_budget_s, options.profile = kind, time_budget, profile
     options.breakdown = candidates is None  # candidate mode reads no per-kernel breakdown
-    agent = {} if candidates else _agent_params(settings, box.kind, console)
+    agent = {} if candidates else _agent_params(settings, kind, box.kind, console)
     config = BenchConfig(options, candidates, sample, agent)
     bench = out or state_dir(Path.cwd()) / "bench" / datetime.now().strftime("%Y%m%d-%H%M%S")
     bench.mkdir(parents=True, exist_ok=True)
     info = {"mode": config.mode, "suites": [str(s) for s in suites], "model": model,
-            "candidates": str(candidates) if candidates else None, "device": kind}
+            "candidates": str(candidates) if candidates else None, "device": kind,
+            "backend": agent.get("backend")}
     planned = plan(tasks, config, bench)
     left = todo(planned, bench, retry_failed)
     console.print(f"bench {bench}: {len(tasks)} tasks, {len(tasks) - len(left)} already done, "
@@ -134,18 +140,25 @@ def run_cmd(
     raise typer.Exit(code)
 
 
-def _agent_params(settings: Any, sandbox: str, console: Console) -> dict[str, Any]:
-    """Preflight the model once, here: a dead endpoint fails the bench before any task."""
+def _agent_params(settings: Any, kind: str, sandbox: str,
+                  console: Console) -> dict[str, Any]:
+    """The backend checked and the model preflighted once, here: a language the device
+    cannot run or a dead endpoint fails the bench before any task."""
+    from cudaopt.agent.environment.layout import BackendError, check_backend
     from cudaopt.agent.errors import PreflightError
     from cudaopt.agent.policy.model import make_model
 
+    try:
+        check_backend(settings.backend, kind)
+    except BackendError as exc:
+        raise fail(f"--backend {settings.backend}: {exc}") from exc
     try:
         make_model(settings.model, settings.api_base).preflight()
     except PreflightError as exc:
         raise fail(str(exc)) from exc
     return {"model": settings.model, "api_base": settings.api_base, "sandbox": sandbox,
             "max_steps": settings.max_steps, "max_cost": settings.max_cost,
-            "max_minutes": settings.max_minutes}
+            "max_minutes": settings.max_minutes, "backend": settings.backend}
 
 
 def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, kind: str,

@@ -121,6 +121,9 @@ BashTimeoutOpt = typer.Option(600.0, "--bash-timeout", metavar="SECONDS", show_d
 SandboxOpt = setting_opt("--sandbox", "MODE", "auto or bwrap: the agent's shell runs in a "
                          "bubblewrap sandbox, and the run refuses to start without one; none: "
                          "unconfined", DEFAULTS.sandbox)
+BackendOpt = setting_opt("--backend", "NAME", "the kernel language the agent writes: cuda "
+                         "(CUDA C++; C++ on the CPU) or triton (needs a GPU)",
+                         DEFAULTS.backend)
 VerboseOpt = typer.Option(False, "--verbose", "-v", help="print every judging step (each "
                           "trial, each timing round) on its own line")
 
@@ -137,7 +140,7 @@ def optimize_command(
     max_minutes: float = MinutesOpt, context_tokens: int = ContextOpt, resume: str = ResumeOpt,
     no_commit: bool = NoCommitOpt, init_repo: bool = InitRepoOpt, branch: str = BranchOpt,
     run_dir: Path = RunDirOpt, tools: bool = ToolsOpt, bash_timeout: float = BashTimeoutOpt,
-    sandbox: str = SandboxOpt, verbose: bool = VerboseOpt,
+    sandbox: str = SandboxOpt, backend: str | None = BackendOpt, verbose: bool = VerboseOpt,
 ) -> None:
     """The run's story: find what to run, check it, run it, commit what is accepted."""
     if (task is None) == (resume is None):
@@ -158,6 +161,7 @@ def optimize_command(
         "max_minutes": max_minutes,
         "context_tokens": context_tokens,
         "sandbox": sandbox,
+        "backend": backend or (before.extra.get("backend") if before else None),
     })
     commit = settings.commit and not no_commit
     console = Console(stderr=True)

@@ -25,6 +25,7 @@ def ready(settings: Settings, task: Path, before: RunMeta | None, commit: bool,
     """The checks that cost nothing, before anything that costs time or money."""
     try:
         kind = runcheck.resolve_device(settings.device)[0]
+        runcheck.check_backend(settings.backend, kind, before)
         if before is None and settings.model:
             runcheck.check_replay(settings.model, kind)
         runcheck.check_repository(task, commit, init_repo, branch)
@@ -73,6 +74,7 @@ def run_config(
     return RunConfig(
         model=settings.model,
         device=device_for(settings)[0],
+        backend=settings.backend,
         api_base=settings.api_base,
         tools=tools,
         limits=_limits(settings),

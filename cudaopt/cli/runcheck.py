@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cudaopt.agent.environment import layout
 from cudaopt.agent.policy.model import REPLAY_PREFIX
 from cudaopt.agent.policy.replay import recorded_device
 from cudaopt.judge import JudgeOptions, Status, Verdict, check_task
 from cudaopt.runs import gitops
+from cudaopt.runs.folder import RunMeta
 
 
 class NotReady(Exception):
@@ -28,6 +30,20 @@ def resolve_device(requested: str) -> tuple[str, str]:
         raise NotReady(f"--device {device}: no CUDA device here (torch {torch.__version__} "
                        "sees none; check nvidia-smi); use --device cpu")
     return ("cuda" if device.startswith("cuda") else "cpu"), device
+
+
+def check_backend(backend: str, kind: str, before: RunMeta | None) -> None:
+    """Triton needs a GPU; a resumed run keeps the language its workspace was laid out
+    for (its skill and starter are written once)."""
+    started = before.extra.get("backend", "cuda") if before else backend
+    if started != backend:
+        raise NotReady(f"this run writes {started} kernels (its workspace and skill were laid "
+                       f"out for them): resume it without --backend {backend}, or start a new "
+                       "run")
+    try:
+        layout.check_backend(backend, kind)
+    except layout.BackendError as exc:
+        raise NotReady(f"--backend {backend}: {exc}") from exc
 
 
 def check_replay(model: str, kind: str) -> None:

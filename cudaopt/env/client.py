@@ -43,8 +43,9 @@ class EnvClient:
         return self.request("POST", "/verify", {"items": items})["results"]
 
     def reset(self, task: str, task_name: str = "model.py",
-              episode_id: str | None = None) -> dict[str, Any]:
-        body: dict[str, Any] = {"task": task, "task_name": task_name}
+              episode_id: str | None = None, backend: str = "cuda") -> dict[str, Any]:
+        """A new episode; `backend` ("cuda" or "triton") is the language its skill teaches."""
+        body: dict[str, Any] = {"task": task, "task_name": task_name, "backend": backend}
         if episode_id is not None:
             body["episode_id"] = episode_id
         return self.request("POST", "/reset", body)
@@ -98,8 +99,8 @@ class AsyncEnvClient:
         return await asyncio.to_thread(self.sync.verify, items)
 
     async def reset(self, task: str, task_name: str = "model.py",
-                    episode_id: str | None = None) -> dict[str, Any]:
-        return await asyncio.to_thread(self.sync.reset, task, task_name, episode_id)
+                    episode_id: str | None = None, backend: str = "cuda") -> dict[str, Any]:
+        return await asyncio.to_thread(self.sync.reset, task, task_name, episode_id, backend)
 
     async def step(self, episode_id: str, tool: str | None = None,
                    args: dict[str, str] | None = None, message: str = "") -> dict[str, Any]:

@@ -32,9 +32,9 @@ RECORD = "episode.json"  # status on disk: what a restarted service knows of the
 class Episode:
     def __init__(self, episode_id: str, folder: Path, task_name: str, task: str,
                  options: ServiceOptions, slot: SlotSpec, lock: DeviceLock,
-                 sandbox: Sandbox):
+                 sandbox: Sandbox, backend: str = "cuda"):
         self.id, self.folder, self.options, self.slot = episode_id, folder, options, slot
-        self.task_name, self.task = task_name, task
+        self.task_name, self.task, self.backend = task_name, task, backend
         self.run_dir = folder / "run"
         self.sandbox, self.lock = sandbox, lock
         self.policy = RemotePolicy(options.idle_s, self._over_limit)
@@ -57,6 +57,7 @@ class Episode:
             return self.final or {}
         workspace = self.run_dir / "workspace"
         observation = {"episode_id": self.id, "task_name": self.task_name, "task": self.task,
+                       "backend": self.backend,
                        "skill": (workspace / "skills" / "SKILL.md").read_text(),
                        "tools": prompts.tool_schemas(), "messages": turn.messages}
         return {"observation": observation, "reward": None, "done": False,
@@ -117,7 +118,8 @@ class Episode:
         judge = replace(self.options.judge, device=self.slot.device)
         limits = Limits(max_steps=self.options.max_steps, max_cost_usd=float("inf"),
                         max_minutes=self.options.episode_minutes)
-        return RunConfig(model=f"env:{self.id}", device=self.slot.device, tools=True,
+        return RunConfig(model=f"env:{self.id}", device=self.slot.device,
+                         backend=self.backend, tools=True,
                          limits=limits, judge=judge, bash_timeout_s=self.options.bash_timeout_s,
                          context_tokens=self.options.context_tokens,
                          run_dir=self.run_dir, sandbox=self.sandbox, gpu=self.slot.gpu,

@@ -11,8 +11,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from cudaopt.agent.environment.layout import BackendError, check_backend
 from cudaopt.env.episode import RECORD, Episode
-from cudaopt.env.errors import ServiceError, busy
+from cudaopt.env.errors import ServiceError, bad, busy
 from cudaopt.env.options import ServiceOptions
 from cudaopt.env.validate import Action
 from cudaopt.executor import SlotSpec
@@ -38,7 +39,13 @@ class EpisodeManager:
         self._closed = threading.Event()
         threading.Thread(target=self._reap, daemon=True, name="episode-reaper").start()
 
-    def reset(self, task_name: str, task: str, episode_id: str | None) -> dict[str, Any]:
+    def reset(self, task_name: str, task: str, episode_id: str | None,
+              backend: str = "cuda") -> dict[str, Any]:
+        if self.slots:
+            try:
+                check_backend(backend, self.slots[0].device)
+            except BackendError as exc:
+                raise bad(f"backend: {exc}") from None
         with self._lock:
             running = [e for e in self._live.values() if not e.done]
             if len(running) >= self.options.max_episodes:
@@ -54,7 +61,7 @@ class EpisodeManager:
             folder.mkdir()
             slot = min(self.slots, key=lambda s: sum(e.slot == s for e in running))
             episode = Episode(episode_id, folder, task_name, task, self.options, slot,
-                              self._device_locks[slot.name], self.sandbox)
+                              self._device_locks[slot.name], self.sandbox, backend)
             self._live[episode_id] = episode
         return episode.start()
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudaopt.agent import prompts
+from cudaopt.config import BACKENDS
 from cudaopt.env.errors import ServiceError, bad
 from cudaopt.env.options import ServiceOptions
 from cudaopt.executor import Sources
@@ -64,16 +65,20 @@ def _sources(item: Any, where: str, options: ServiceOptions) -> Sources:
     return sources
 
 
-def reset_body(body: Any, options: ServiceOptions) -> tuple[str, str, str | None]:
-    """`{"task", "task_name"?, "episode_id"?, "seed"?}` -> (task name, source, episode id)."""
+def reset_body(body: Any, options: ServiceOptions) -> tuple[str, str, str | None, str]:
+    """`{"task", "task_name"?, "episode_id"?, "seed"?, "backend"?}` -> (task name, source,
+    episode id, backend: the kernel language the episode's skill teaches)."""
     body = _object(body, "the request")
-    _only(body, {"task", "task_name", "episode_id", "seed"}, "the request")
+    _only(body, {"task", "task_name", "episode_id", "seed", "backend"}, "the request")
+    backend = body.get("backend", "cuda")
+    if backend not in BACKENDS:
+        raise bad(f"backend: one of {', '.join(BACKENDS)}")
     task = _text(_field(body, "task", str, "the request"), "task", options)
     episode_id = body.get("episode_id")
     if episode_id is not None and not (isinstance(episode_id, str) and
                                        EPISODE_ID.match(episode_id)):
         raise bad("episode_id: 1-64 letters, digits, '_' or '-', starting with a letter or digit")
-    return _task_name(body, "the request"), task, episode_id
+    return _task_name(body, "the request"), task, episode_id, backend
 
 
 def step_body(body: Any, options: ServiceOptions) -> tuple[str, Action]:

@@ -73,6 +73,19 @@ def test_a_bad_branch_name_stops_before_the_run(tmp_path: Path) -> None:
     assert requests == 0
 
 
+@pytest.mark.parametrize(("backend", "message"), [
+    ("triton", "Triton kernels need a CUDA device and this run is on cpu"),
+    ("rust", "flag --backend: 'rust' is not one of cuda, triton"),
+])
+def test_a_backend_the_device_cannot_run_stops_before_the_model_is_called(
+        tmp_path: Path, backend: str, message: str) -> None:
+    task = tmp_path / "model.py"
+    shutil.copy(EXAMPLES / "fused_swish_cpu" / "model.py", task)
+    code, out, requests = _optimize(task, "--device", "cpu", "--no-commit", "--backend", backend)
+    assert code == 2 and message in out, out
+    assert requests == 0 and _no_runs(task)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_the_cuda_demo_without_a_gpu_says_so_at_once(tmp_path: Path) -> None:
     """The README's main command, on a machine with no GPU."""

@@ -12,7 +12,12 @@ import pytest
 
 from cudaopt.agent import prompts, records, stage
 from cudaopt.agent.environment import actions
-from cudaopt.agent.environment.layout import READ_ONLY, create_workspace, skill_values
+from cudaopt.agent.environment.layout import (
+    READ_ONLY,
+    BackendError,
+    create_workspace,
+    skill_values,
+)
 from cudaopt.agent.environment.shell import LocalShell, truncate
 from cudaopt.agent.environment.workspace import Workspace
 from cudaopt.agent.trajectory import Trajectory, answer_open_calls
@@ -22,7 +27,7 @@ from cudaopt.judge import JudgeOptions, Verdict, check
 @pytest.fixture
 def workspace(tmp_path: Path, task: Path) -> Workspace:
     root = tmp_path / "ws"
-    create_workspace(root, task, "cpu", skill_values("cpu", 5, 0.01))
+    create_workspace(root, task, skill_values("cpu", 5, 0.01))
     return Workspace(
         root, LocalShell(dict(os.environ), timeout_s=2, output_limit_chars=400), READ_ONLY
     )
@@ -37,6 +42,28 @@ def test_workspace_layout(workspace: Workspace, task: Path) -> None:
     assert "{{" not in skill and "cudaopt verify --device cpu" in skill
     assert "CUDAOPT_BIND" in skill and "load_inline" in skill
     assert not (root / "kernels").exists()  # an empty kernels/ would be a failed build
+
+
+def test_a_triton_workspace_teaches_triton(tmp_path: Path, task: Path) -> None:
+    """`--backend triton`: the Triton skill with its worked example, a starter that points
+    at Triton, the Triton examples beside it, and the prompts naming the language."""
+    values = skill_values("cuda", 5, 0.01, backend="triton")
+    create_workspace(tmp_path / "ws", task, values)
+    skill = (tmp_path / "ws" / "skills" / "SKILL.md").read_text()
+    assert "{{" not in skill and "@triton.jit" in skill and "load_inline" not in skill
+    assert "cudaopt verify --device cuda" in skill
+    assert "@triton.jit" in (tmp_path / "ws" / "model_new.py").read_text()
+    examples = sorted(p.name for p in (tmp_path / "ws" / "skills" / "examples").iterdir())
+    assert examples == ["triton"]
+    system = prompts.prompt("system", workspace="w", action_format="A", skill="S", **values)
+    assert "custom Triton kernels for the cuda\ndevice" in system
+
+
+def test_triton_on_the_cpu_is_refused_by_name() -> None:
+    with pytest.raises(BackendError, match="Triton kernels need a CUDA device .* on cpu"):
+        skill_values("cpu", 5, 0.01, backend="triton")
+    with pytest.raises(BackendError, match="unknown backend 'rust'"):
+        skill_values("cuda", 5, 0.01, backend="rust")
 
 
 def test_file_tools_round_trip(workspace: Workspace) -> None:

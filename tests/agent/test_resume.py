@@ -66,6 +66,12 @@ def test_cli_resume_continues_the_same_run(task, config, monkeypatch) -> None:
         first = start_run(task, config(server.url), InterruptAfter(tools=1))
     assert first.meta.steps == 1
     monkeypatch.chdir(task.parent)
+    with FakeOpenAI([]) as server:  # its workspace was laid out for C++: no other language
+        other = CliRunner().invoke(app, ["optimize", "--resume", first.run_dir.name,
+                                         "--api-base", server.url, "--sandbox", "none",
+                                         "--backend", "triton"])
+        assert other.exit_code == 2 and "this run writes cuda kernels" in other.output
+        assert not server.requests
     with FakeOpenAI([call("glob", pattern="*.py")] * 3) as server:
         args = [
             "optimize",

@@ -138,3 +138,5 @@ def test_both_layouts_and_levels_are_recognised(suite: Path, tmp_path: Path) -> 
     assert bad.returncode == 2 and "no such folder" in " ".join(bad.stderr.split())
     both = bench(suite, "--device", "cpu")
     assert both.returncode == 2 and "--model" in both.stderr
+    backend = bench(suite, "--candidates", tmp_path / "nested", "--backend", "triton")
+    assert backend.returncode == 2 and "--backend is for agent mode" in backend.stderr

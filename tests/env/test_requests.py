@@ -49,6 +49,8 @@ def test_health_is_open_everything_else_needs_the_token(service: Service) -> Non
      400, "task_name"),
     ("/verify", b'{"items": [{"task": "x", "model_new": 3}]}', 400, "must be a JSON string"),
     ("/reset", b'{"task": "x", "extra": 1}', 400, "unknown field(s) ['extra']"),
+    ("/reset", b'{"task": "x", "backend": "rust"}', 400, "backend"),
+    ("/reset", b'{"task": "x", "backend": "triton"}', 400, "Triton kernels need a CUDA device"),
     ("/step", b'{"episode_id": "abc", "action": {"tool": "rm", "args": {}}}', 400,
      "unknown tool 'rm'"),
     ("/step", b'{"episode_id": "abc", "action": {"tool": "bash", "args": {"cmd": "ls"}}}',

@@ -68,6 +68,7 @@ def test_xdg_config_home_is_honoured(tmp_path: Path) -> None:
     ("commit = 1\n", "key 'commit': expected true or false"),
     ('allow = "aten::mm"\n', "key 'allow': expected a list of strings"),
     ('sandbox = "docker"\n', "key 'sandbox': 'docker' is not one of auto, bwrap, none"),
+    ('backend = "rust"\n', "key 'backend': 'rust' is not one of cuda, triton"),
     ('device = "gpu"\n', "key 'device': 'gpu' is not auto, cpu, cuda or cuda:N"),
     ("trials = 0\n", "key 'trials': must be > 0"),
     ("max_steps = [\n", "cannot read TOML"),

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from cudaopt import ROOT
 from cudaopt.agent import prompts
+from cudaopt.config import BACKENDS
 
-#: What the skill file says per device: kernel language, file suffix, libraries allowed.
-DEVICE_VALUES = {
+#: What the skill and the prompts say per language the agent writes (the device's, or
+#: Triton's): kernel language, file suffix, libraries allowed.
+LANGUAGE_VALUES = {
     "cuda": {
         "kernel_language": "CUDA",
         "kernel_ext": "cu",
@@ -22,6 +24,12 @@ DEVICE_VALUES = {
         "from your own C++/CUDA code (`cublasSgemm`, `cublasGemmEx`, "
         "`cudnnConvolutionForward`). Reaching them through PyTorch (`torch::matmul`, "
         "`at::conv2d`) is a violation.",
+    },
+    "triton": {
+        "kernel_language": "Triton",
+        "kernel_ext": "py",
+        "fence_lang": "python",
+        "library_note": "none: every kernel is your own `@triton.jit` function.",
     },
     "cpu": {
         "kernel_language": "C++",
@@ -34,17 +42,36 @@ DEVICE_VALUES = {
 READ_ONLY = ("model.py", "skills")
 
 
-def skill_values(device: str, target_pct: float, tolerance: float) -> dict[str, str]:
+class BackendError(ValueError):
+    """A backend this device cannot run: said before the run spends anything."""
+
+
+def check_backend(backend: str, device: str) -> None:
+    """Before a run spends anything: the backend exists and the device can run it."""
+    if backend not in BACKENDS:
+        raise BackendError(f"unknown backend {backend!r}: {' or '.join(BACKENDS)}")
+    if backend == "triton" and device != "cuda":
+        raise BackendError(f"Triton kernels need a CUDA device and this run is on {device}: "
+                           "use --backend cuda (C++ kernels on the CPU) or run on a GPU")
+
+
+def skill_values(device: str, target_pct: float, tolerance: float,
+                 backend: str = "cuda") -> dict[str, str]:
+    """The names the skill and the prompts are filled with. The "cuda" backend on the CPU
+    writes C++ (the same loop, the same extension forms)."""
+    check_backend(backend, device)
     return {
         "device": device,
+        "backend": backend,
         "target_pct": f"{target_pct:g}",
         "tolerance": f"{tolerance:g}",
-        **DEVICE_VALUES[device],
+        **LANGUAGE_VALUES["triton" if backend == "triton" else device],
     }
 
 
-def create_workspace(workspace: Path, task: Path, device: str, values: dict[str, str]) -> None:
-    """model.py (read-only copy of the task), a starter model_new.py and skills/.
+def create_workspace(workspace: Path, task: Path, values: dict[str, str]) -> None:
+    """model.py (read-only copy of the task), a starter model_new.py and skills/, for the
+    device and backend `values` name (`skill_values`).
 
     No empty kernels/ folder: the judge takes a kernels/ folder as sources to build."""
     workspace.mkdir(parents=True, exist_ok=False)
@@ -52,13 +79,16 @@ def create_workspace(workspace: Path, task: Path, device: str, values: dict[str,
     (workspace / "model.py").write_text(source)
     (workspace / "model.py").chmod(0o444)
     starter = re.sub(r"\bModel\b", "ModelNew", source)
+    triton = values["backend"] == "triton"
+    starter_template = "model_new_triton.py.tmpl" if triton else "model_new.py.tmpl"
     (workspace / "model_new.py").write_text(
-        prompts.template("model_new.py.tmpl", reference=starter.rstrip()) + "\n"
+        prompts.template(starter_template, reference=starter.rstrip()) + "\n"
     )
     skills = workspace / "skills"
     skills.mkdir()
     (skills / "SKILL.md").write_text(prompts.skill(**values) + "\n")
-    for example in sorted((prompts.SKILLS_DIR / "examples").glob(f"{device}_*")):
+    pattern = "triton*" if triton else f"{values['device']}_*"
+    for example in sorted((prompts.SKILLS_DIR / "examples").glob(pattern)):
         shutil.copytree(example, skills / "examples" / example.name)
 
 
