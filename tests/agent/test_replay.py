@@ -93,6 +93,19 @@ def test_cuda_demo_replays_to_an_accepted_kernel(tmp_path: Path) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_triton_demo_replays_to_an_accepted_kernel(tmp_path: Path) -> None:
+    """The shipped Triton session, in a workspace laid out for Triton, ends accepted."""
+    task = example("prefix_sum_triton", tmp_path)
+    replay = EXAMPLES / "replay" / "prefix_sum_triton.jsonl"
+    config = RunConfig(model=f"replay:{replay}", device="cuda", backend="triton",
+                       limits=Limits(max_steps=12), judge=JudgeOptions(device="cuda"))
+    result = start_run(task, config, Events())
+    assert result.accepted, result.final
+    assert "@triton.jit" in (result.run_dir / "workspace" / "skills" / "SKILL.md").read_text()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_scripted_cuda_session_through_litellm(tmp_path: Path) -> None:
     pytest.importorskip("litellm")
     task = example("fused_swish_cuda", tmp_path)
