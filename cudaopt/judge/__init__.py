@@ -1,5 +1,5 @@
 """The trusted evaluator. It never imports litellm or git, and candidate code only ever runs
-in a child process (see `workers.runner`).
+in a child process (see `workers.child`).
 
 This module is the one door the rest of cudaopt uses. Behind it the folders follow the
 judge's pipeline; each imports only from those listed before it (tests/test_layering.py

@@ -17,8 +17,8 @@ from cudaopt.judge.checks.verify import load
 from cudaopt.judge.verdict.options import ISOLATION_MODES, JudgeOptions, resolve_device
 from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.judge.verdict.verdict import Status, Verdict, phase
+from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool
-from cudaopt.judge.workers.runner import WorkerFailure
 from cudaopt.judge.workers.session import Session
 from cudaopt.task import BadInput, validate_candidate, validate_task
 

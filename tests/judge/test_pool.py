@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers.child import SPAWNED_ENV
 from cudaopt.judge.workers.pool import JudgePool
-from cudaopt.judge.workers.runner import SPAWNED_ENV
 from tests.conftest import worker_env_var
 
 ZOO = Path(__file__).parent / "zoo"
@@ -97,7 +97,7 @@ def test_a_worker_started_in_another_folder_runs_the_judges_own_cudaopt(tmp_path
     """A sandbox starts the candidate worker in its workspace: `python -m` there finds no
     cudaopt run from a checkout unless the worker is told where the judge's own is."""
     import cudaopt
-    from cudaopt.judge.workers.runner import Worker
+    from cudaopt.judge.workers.child import Worker
 
     given: dict[str, str] = {}  # the environment the worker is started with
 

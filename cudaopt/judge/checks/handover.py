@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.judge.checks.streams import STALE
-from cudaopt.judge.workers.runner import Worker, WorkerFailure
+from cudaopt.judge.workers.child import Worker, WorkerFailure
 from cudaopt.judge.workers.session import Session
 
 #: A kept copy that is not the one its call committed to: written after the call returned.

@@ -13,8 +13,8 @@ from pathlib import Path
 from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
 from cudaopt.judge.verdict.verdict import Status, Verdict
+from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool
-from cudaopt.judge.workers.runner import WorkerFailure
 from cudaopt.task import BadInput, validate_task
 
 

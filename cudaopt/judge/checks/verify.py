@@ -19,7 +19,7 @@ from cudaopt.judge.checks.handover import (
 )
 from cudaopt.judge.checks.streams import RULE, STALE
 from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts
-from cudaopt.judge.workers.runner import WorkerFailure
+from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.session import Session
 
 

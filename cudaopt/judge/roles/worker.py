@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge.building.caches import prewarm_compile
-from cudaopt.judge.workers.runner import PREWARM_ENV, SPAWNED_ENV
+from cudaopt.judge.workers.child import PREWARM_ENV, SPAWNED_ENV
 
 
 def serve(handlers: dict[str, Any]) -> None:

@@ -30,8 +30,8 @@ from typing import Any
 
 from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
+from cudaopt.judge.workers.child import PACKAGE_PARENT
 from cudaopt.judge.workers.pool import JudgePool
-from cudaopt.judge.workers.runner import PACKAGE_PARENT
 
 IDLE_ENV, IDLE_S = "CUDAOPT_WARM_IDLE_S", 600.0
 DISABLE_ENV = "CUDAOPT_WARM_JUDGE"  # "0": every check judges in its own process

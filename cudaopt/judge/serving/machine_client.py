@@ -25,7 +25,7 @@ from cudaopt.judge.serving.machine import (
 )
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.verdict.verdict import Verdict
-from cudaopt.judge.workers.runner import python_path
+from cudaopt.judge.workers.child import python_path
 
 Progress = Callable[[str], None]
 MAIN = "cudaopt.judge.serving.machine_main"

@@ -29,7 +29,7 @@ from cudaopt.judge.timing.rounds import Plan, timed_round
 from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
 from cudaopt.judge.verdict.verdict import Verdict, add_parts, compile_story, phase
-from cudaopt.judge.workers.runner import Worker
+from cudaopt.judge.workers.child import Worker
 from cudaopt.judge.workers.session import Session
 
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)

@@ -15,7 +15,7 @@ from typing import Any
 from cudaopt.judge.checks.handover import allowed, ask_reference, compare_kept, timed_mismatch
 from cudaopt.judge.timing.noise import Samples
 from cudaopt.judge.verdict.verdict import Verdict, add_parts, phase
-from cudaopt.judge.workers.runner import Worker
+from cudaopt.judge.workers.child import Worker
 from cudaopt.judge.workers.session import Session
 
 REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
@@ -91,7 +91,7 @@ def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samp
         if keep:
             session.commit(keep, reply, candidate)
         if not (candidate and plan.guard[i]):
-            found["events"].append(reply.get("ms", 0.0))  # typed on arrival (`runner`)
+            found["events"].append(reply.get("ms", 0.0))  # typed on arrival (`child`)
             found["host"].append(reply.get("host_ms", 0.0))
             found["window"].append((done - start) * 1e3)
     reply = _ask(session, worker, candidate, verdict, "finish", keep=keep)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, confine
-from cudaopt.judge.workers.runner import PREWARM_ENV, Worker, WorkerFailure
 
 #: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
 #: the folders it must be able to write; returns the argv and environment to run with.

@@ -2,7 +2,7 @@
 
 The candidate's worker runs the candidate's code, which can rewrite the worker itself
 (its command table, its replies): a reply from it is whatever the candidate chose to send.
-The fields every step reads are type-checked when the reply arrives (`runner._hostile`);
+The fields every step reads are type-checked when the reply arrives (`child._hostile`);
 the digest a call committed to is read here, and anything but a digest is none.
 """
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from cudaopt.judge.building.extdir import keep_build
 from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.workers.child import Worker
 from cudaopt.judge.workers.pool import JudgePool, Loaded
 from cudaopt.judge.workers.replies import digest_of
-from cudaopt.judge.workers.runner import Worker
 
 
 def cpu_threads(options: JudgeOptions) -> int:
