@@ -87,7 +87,7 @@ def run_cmd(
     profile: bool = typer.Option(True, "--profile/--no-profile", help="time candidates too"),
     sandbox: str = setting_opt("--sandbox", "MODE", "auto | bwrap | none, as in optimize",
                                DEFAULTS.sandbox),
-    backend: str = setting_opt("--backend", "NAME", "agent mode: the kernel language the "
+    backend: str | None = setting_opt("--backend", "NAME", "agent mode: the kernel language the "
                                "agent writes, cuda or triton (candidates carry their own)",
                                DEFAULTS.backend),
     ray: str = setting_opt("--ray", "ADDRESS", "run on a Ray cluster: auto (RAY_ADDRESS, or `ray "
