@@ -3,7 +3,7 @@
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
 # replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
 # kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile
-# phases sample synth rounding"). The first four take about 11 minutes on an H200, the last
+# phases sample synth rounding ways"). The first four take about 11 minutes on an H200, the last
 # two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT (or
 # ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
@@ -63,6 +63,9 @@ figures)
   timeout 300 python3 benchmarks/speed_figures.py 2>&1 | tee "$out/figures.log" ;;
 models)
   timeout 300 python3 benchmarks/model_swap.py 2>&1 | tee "$out/models.log" ;;
+ways)  # opt-in: an accepted kernel eager, compiled and exported; KernelBench's MiniGPT too
+  timeout -k 30 300 python3 benchmarks/model_ways.py ${KB_SUITE:+--kernelbench "$KB_SUITE"} \
+    2>&1 | tee "$out/ways.log" ;;
 env)
   timeout -k 60 "${GPU_ENV_TIMEOUT:-590}" python3 benchmarks/env_throughput.py ${GPU_ENV_ARGS:-} 2>&1 \
     | tee "$out/env_throughput.log" | tail -20 ;;

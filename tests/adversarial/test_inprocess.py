@@ -59,7 +59,8 @@ def test_work_hidden_in_the_draw_of_the_inputs_is_on_the_judges_clock(
 def test_a_clock_forged_by_thirty_percent_is_replaced_by_the_judges_own(
         place: dict[str, Any]) -> None:
     """Each reply said 70% of the call's time: inside the old cross-check's tolerance, so
-    the old judge credited 1/0.7 of the honest twin's speedup."""
+    the old judge credited 1/0.7 of the honest twin's speedup (its back-to-back figure took
+    the candidate's clocks until 2026-12-04)."""
     verdict = judge("forged_clock", profile=True, **place)
     notes = [w for w in verdict.warnings if "the judge's clock is credited" in w]
     if verdict.noisy and not notes:  # a loaded machine: no speed reward to gain either
@@ -68,3 +69,7 @@ def test_a_clock_forged_by_thirty_percent_is_replaced_by_the_judges_own(
     assert notes, verdict.warnings
     judged, own = map(float, re.findall(r"([\d.]+) ms", notes[0]))
     assert judged / own > 1.2, notes[0]
+    warm = [w for w in verdict.warnings if "the judge's figure is credited" in w]
+    assert warm, verdict.warnings  # the back-to-back figure too
+    judged, own = map(float, re.findall(r"([\d.]+) ms", warm[0]))
+    assert judged / own > 1.2, warm[0]

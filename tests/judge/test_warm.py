@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,12 @@ def _pointer_cached(fn: Any) -> tuple[Any, list[int]]:
     return call, hits
 
 
+def _run(burst: Burst, fn: Any, cmd: dict[str, Any]) -> dict[str, Any]:
+    """Both requests of a burst, as a worker gets them (`ready`, then `go`)."""
+    assert burst.ready(fn, cmd)["calls"] == len(cmd["seeds"]) - 1
+    return burst.go(fn, cmd)
+
+
 def test_pointer_cache_never_hits_across_back_to_back_calls() -> None:
     """Every call of a burst has its own inputs, and the next burst's are drawn while the
     last one's are held: no address repeats, so a pointer cache gains nothing; the copies
@@ -102,7 +109,7 @@ def test_pointer_cache_never_hits_across_back_to_back_calls() -> None:
     fn, hits = _pointer_cached(model)
     for first in (1, 100):
         seeds = list(range(first, first + 9))
-        reply = burst.run(fn, {"seeds": seeds, "keep": True})
+        reply = _run(burst, fn, {"seeds": seeds, "keep": True})
         assert reply["calls"] == 8 and reply["ms"] > 0 and not reply["violations"]
         for i, seed in enumerate(seeds[1:]):
             _, leaves = bench.kept[f"w{i}"]
@@ -114,8 +121,8 @@ def test_pointer_cache_never_hits_across_back_to_back_calls() -> None:
 def test_burst_breakdown_entries_and_gap_add_up_to_the_call() -> None:
     task = load_module(TASK, "zoo_task_breakdown")
     bench = Bench(task, torch.device("cpu"))
-    reply = Burst(bench).run(task.Model(*task.get_init_inputs()),
-                             {"seeds": list(range(6)), "profile": True})
+    reply = _run(Burst(bench), task.Model(*task.get_init_inputs()),
+                 {"seeds": list(range(6)), "profile": True})
     part = reply["breakdown"]
     assert part["calls"] == 5 and part["call_ms"] == pytest.approx(reply["ms"])
     assert part["summed_ms"] + part["gap_ms"] == pytest.approx(part["call_ms"])
@@ -237,8 +244,9 @@ def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
     """Per round, the compile baseline is the fastest mode; the summed kernel time too."""
     from cudaopt.judge.timing.warm import summarize
 
-    def burst(ms: float) -> dict[str, float]:  # ten calls; the request itself costs 3 ms
-        return {"ms": ms, "host_ms": ms, "calls": 10, "wall_ms": 10 * ms + 3.0}
+    def burst(ms: float) -> dict[str, float]:  # ten calls; the requests cost 3 ms and 9 ms
+        return {"ms": ms, "host_ms": ms, "calls": 10, "go_wall_ms": 10 * ms + 3.0,
+                "prep_wall_ms": 9.0}
 
     rounds = [{"eager": burst(2.0), "compile:a": burst(1.1 if i % 2 else 1.5),
                "compile:b": burst(1.2), "candidate": burst(1.0)} for i in range(5)]
@@ -251,6 +259,45 @@ def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
     assert warm["speedup_vs_eager"] == pytest.approx(2.0)
     assert warm["kernel_ms"] == {"eager": 1.8, "compile": 1.0, "candidate": 0.9}
     assert warm["kernel_speedup_vs_compile"] == pytest.approx(1.0 / 0.9)
+    assert warm["judge_added_ms"] == 0
+
+
+def _rounds(cand_go_ms: float, cand_prep_ms: float, noise_ms: float = 0.0) -> list[Any]:
+    """Five rounds of ten calls: eager at 2 ms and a candidate saying 1 ms a call; the
+    judge's clock saw `cand_go_ms` and `cand_prep_ms` around its requests, and 3 ms and
+    9 ms beyond eager's calls around eager's, give or take `noise_ms` round to round."""
+    def burst(ms: float, go_ms: float, prep_ms: float) -> dict[str, float]:
+        return {"ms": ms, "host_ms": ms, "go_wall_ms": go_ms, "prep_wall_ms": prep_ms}
+
+    return [{"eager": burst(2.0, 23.0 + noise_ms * (-1) ** i, 9.0 + noise_ms * (i % 3 - 1)),
+             "candidate": burst(1.0, cand_go_ms + noise_ms * (i % 2),
+                                cand_prep_ms - noise_ms * (i % 2))} for i in range(5)]
+
+
+@pytest.mark.parametrize(("go_ms", "prep_ms", "credited_ms"), [
+    (13.0, 9.0, 1.0),        # honest: the judge's clock agrees with the candidate's
+    (13.0 + 3.0, 9.0, 1.3),  # its clock hid 30% of each call (beyond the 0.3 ms allowance)
+    (13.0, 9.0 + 4.0, 1.4),  # 4 ms of work done on the inputs before the timed calls
+])
+def test_back_to_back_figure_is_credited_from_the_judges_clock(
+        go_ms: float, prep_ms: float, credited_ms: float) -> None:
+    """The candidate's own clocks are its to forge: what its two requests cost by the
+    judge's clock beyond eager's is added to its figure, less an allowance (10% of eager's
+    protocol cost here, 0.3 ms and 0.9 ms)."""
+    from cudaopt.judge.timing.warm import credited
+
+    times, added = credited(_rounds(go_ms, prep_ms), ["eager"], 10)
+    allowance = {1.0: 0.0, 1.3: 0.03, 1.4: 0.09}[credited_ms]
+    assert statistics.median(times) == pytest.approx(credited_ms - allowance)
+    assert added == pytest.approx(credited_ms - 1.0 - allowance)
+
+
+def test_round_to_round_noise_on_either_side_is_not_charged() -> None:
+    """A moment of load hits one request in some rounds: it falls out of the median."""
+    from cudaopt.judge.timing.warm import credited
+
+    _, added = credited(_rounds(13.0, 9.0, noise_ms=2.0), ["eager"], 10)
+    assert added == 0
 
 
 def test_settings_take_several_compile_modes_and_refuse_unknown_ones(tmp_path: Path) -> None:

@@ -53,7 +53,8 @@ class CandidateWorker:
     def handlers(self) -> dict[str, Any]:
         return {"import": self.import_, "stage": self.stage, "load": self.load,
                 "prep": self.prep, "go": self.go, "finish": self.finish, "dump": self.dump,
-                "streams": self.streams, "burst": self.run_burst,
+                "streams": self.streams, "burst": self.burst_ready, "burst_go": self.burst_go,
+                "burst_end": self.burst_end,
                 "stale_probe": self.stale_probe, "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, made(self.bench, "import").device)}
 
@@ -185,14 +186,20 @@ class CandidateWorker:
                 "l2_persisting_bytes": l2_bytes,
                 "digest": digest(bench.last[0], dict(bench.last[1]))}
 
-    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Back-to-back calls (see `burst`), unguarded like most timed calls; every call's
-        outputs are copied for the parent to check, and tampering is looked for after."""
+    def burst_ready(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The inputs of back-to-back calls and their warm-up call (see `burst`)."""
         self.published = {}
-        reply = made(self.burst, "import").run(self.model, cmd)
-        integrity = made(self.integrity, "import")
-        reply["violations"] = reply.get("violations", []) + integrity.violations()
-        return reply
+        return made(self.burst, "import").ready(self.model, cmd)
+
+    def burst_go(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Back-to-back calls, unguarded like most timed calls; every call's outputs are
+        copied for the parent to check (tampering is looked for by `burst_end`)."""
+        return made(self.burst, "import").go(self.model, cmd)
+
+    def burst_end(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Tampering looked for after a burst, in a request of its own: the judge's clock
+        around `burst_go` is compared with the baselines', which make no such check."""
+        return {"violations": made(self.integrity, "import").violations()}
 
     def finish(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """End of a sequence of calls: settle the last one and look for tampering."""

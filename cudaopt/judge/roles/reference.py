@@ -85,7 +85,8 @@ class ReferenceWorker:
         return {"load": self.load, "warm": self._turn(self.warm),
                 "compile": self._turn(self.compile, compiling=True), "prep": self.prep,
                 "go": self.go, "finish": self.finish, "compare": self.compare,
-                "trim": self.trim, "burst": self.run_burst, "traits": self.traits,
+                "trim": self.trim, "burst": self.burst_ready, "burst_go": self.burst_go,
+                "traits": self.traits,
                 "signal": self.signal_findings,
                 "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, made(self.bench, "load").device)}
@@ -165,11 +166,17 @@ class ReferenceWorker:
         return {"compile_s": time.perf_counter() - start, "mode": self.mode,
                 "parts_s": clock.parts, "cache": compile_counters(before)}
 
-    def run_burst(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Back-to-back calls of eager or one compile mode (`compile:MODE`)."""
-        which = cmd["which"]
-        fn = self.model if which == "eager" else self.modes[which.split(":", 1)[1]]
-        return {**made(self.burst, "load").run(fn, cmd), "compile_mode": self.mode}
+    def burst_ready(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Inputs of back-to-back calls of eager or one compile mode (`compile:MODE`)."""
+        return made(self.burst, "load").ready(self._contestant(cmd["which"]), cmd)
+
+    def burst_go(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The back-to-back calls `burst_ready` prepared."""
+        fn = self._contestant(cmd["which"])
+        return {**made(self.burst, "load").go(fn, cmd), "compile_mode": self.mode}
+
+    def _contestant(self, which: str) -> Any:
+        return self.model if which == "eager" else self.modes[which.split(":", 1)[1]]
 
     def traits(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks."""

@@ -51,15 +51,18 @@ class Burst:
     def __init__(self, bench: Bench):
         self.bench = bench
         self.held: list[list[Any]] = []
+        self.pending: list[list[Any]] = []  # drawn by `ready`, timed by `go`
 
-    def run(self, fn: Callable[..., Any], cmd: dict[str, Any]) -> dict[str, Any]:
-        """`seeds[0]` draws the untimed warm-up call's inputs, each other seed one timed
-        call's. With `budget_bytes`, stop drawing before the sets outgrow it (the reply's
-        `calls` says how many were timed); with `keep`, copy every call's outputs. With
-        `reuse` (a task too large for two sets), one set serves the warm-up and one timed
-        call: fine for a breakdown, never for a figure the reward uses."""
-        bench = self.bench
-        bench.release()
+    def ready(self, fn: Callable[..., Any], cmd: dict[str, Any]) -> dict[str, Any]:
+        """Draw the input sets and make the untimed warm-up call; the timed calls wait for
+        `go`, so the judge's clock can bracket them apart from the draw (see `warm`).
+
+        `seeds[0]` draws the warm-up call's inputs, each other seed one timed call's. With
+        `budget_bytes`, stop drawing before the sets outgrow it (the reply's `calls` says
+        how many will be timed); with `keep`, the copies the last burst kept are dropped.
+        With `reuse` (a task too large for two sets), one set serves the warm-up and one
+        timed call: fine for a breakdown, never for a figure the reward uses."""
+        self.bench.release()
         if cmd.get("keep"):
             self._drop_copies()  # a keeping burst replaces the copies the last one kept
         if cmd.get("reuse"):
@@ -69,10 +72,19 @@ class Burst:
         if cmd.get("reuse") and len(sets) == 1:
             sets = [sets[0], sets[0]]
         if len(sets) < 2:
-            self.held = sets
+            self.held, self.pending = sets, []
             return {"calls": 0}
         fn(*sets[0])
-        bench.timer.sync()
+        self.bench.timer.sync()
+        self.pending = sets
+        return {"calls": len(sets) - 1}
+
+    def go(self, fn: Callable[..., Any], cmd: dict[str, Any]) -> dict[str, Any]:
+        """The timed calls on the sets `ready` drew; with `keep`, every call's outputs are
+        copied and bound by their digests; with `profile`, the breakdown too."""
+        bench, sets, self.pending = self.bench, self.pending, []
+        if len(sets) < 2:
+            return {"calls": 0, "ms": 0.0, "host_ms": 0.0, "violations": [], "digests": {}}
         timed = sets[1:]
         if cmd.get("profile"):
             activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if bench.timer.cuda
@@ -94,7 +106,7 @@ class Burst:
 
     def release(self) -> None:
         """Hold nothing: no input sets, no copies of outputs (an idle worker's memory)."""
-        self.held = []
+        self.held, self.pending = [], []
         self._drop_copies()
 
     def _drop_copies(self) -> None:

@@ -128,8 +128,7 @@ def credit_window(rounds: list[dict[str, list[float]]], margin: float) -> str | 
     excess = statistics.median(
         statistics.median(w - t for w, t in zip(r["candidate_window"], r["candidate"],
                                                 strict=True))
-        - statistics.median(r["protocol"]) for r in rounds) - max(
-        _half_spread(protocol), PROCESS_ALLOWANCE * statistics.median(protocol))
+        - statistics.median(r["protocol"]) for r in rounds) - allowance(protocol)
     if excess <= 0:
         return None
     before = statistics.median(x for r in rounds for x in r["candidate"])
@@ -140,6 +139,14 @@ def credit_window(rounds: list[dict[str, list[float]]], margin: float) -> str | 
         return None
     return (f"by the judge's own clock the candidate's calls took {after:.4f} ms, by its own "
             f"{before:.4f} ms: the judge's clock is credited")
+
+
+def allowance(protocol: list[float]) -> float:
+    """What a candidate's protocol may cost beyond the baselines' uncharged: the half spread
+    of theirs, or a `PROCESS_ALLOWANCE` of its median, whichever is larger."""
+    if not protocol:
+        return 0.0
+    return max(_half_spread(protocol), PROCESS_ALLOWANCE * statistics.median(protocol))
 
 
 def _half_spread(values: list[float]) -> float:

@@ -11,6 +11,7 @@ figure. Nothing here changes the cold figures; the reward asks both protocols to
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from cudaopt.judge.building.caches import cache_root
 from cudaopt.judge.checks.handover import allowed, ask_reference, compare_kept, timed_mismatch
 from cudaopt.judge.timing import roofline
 from cudaopt.judge.timing.burst import KEY
+from cudaopt.judge.timing.crosscheck import allowance
 from cudaopt.judge.timing.timer import calls_per_round
 from cudaopt.judge.verdict.verdict import Verdict, phase
 from cudaopt.judge.workers.session import Session
@@ -29,6 +31,7 @@ BUDGET_BYTES = {"cuda": 4 << 30, "cpu": 1 << 30}  # input sets and output copies
 PROTOCOL = ("back-to-back calls on fresh inputs, no cache flush, one device synchronize; "
             "per call: events around the whole burst, started with the first call queued "
             "(CUDA), the host clock (CPU)")
+MIN_MS = 1e-6  # a candidate whose clocks and the judge's all say nothing: no division by 0
 Rounds = list[dict[str, dict[str, Any]]]
 
 
@@ -71,12 +74,24 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         rounds += [samples] if index else []
     if not options.breakdown:
         verdict.warm = summarize(rounds, names, None, calls)
+        _note_clock(verdict, options.margin)
         return _release(session)
     say("profiling: where the time goes")
     with phase(verdict, "warm.profile"):
         profiled = _round(session, verdict, names, calls, profile=True)
     verdict.warm = summarize(rounds, names, profiled, calls)
+    _note_clock(verdict, options.margin)
     _explain(session, verdict, names, profiled, "warm back-to-back time", verdict.warm)
+
+
+def _note_clock(verdict: Verdict, margin: float) -> None:
+    """Say so when the judge's clock moved the back-to-back figure by more than the margin."""
+    warm = verdict.warm or {}
+    added, total = warm.get("judge_added_ms", 0.0), warm.get("candidate_ms", 0.0)
+    if total and added > margin * (total - added):
+        verdict.warnings.append(
+            f"back to back, by the judge's own clock the candidate's calls took {total:.4f} ms, "
+            f"by its own {total - added:.4f} ms: the judge's figure is credited")
 
 
 def _explain(session: Session, verdict: Verdict, names: list[str],
@@ -118,23 +133,38 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
     return replies
 
 
-def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int],
-           **args: Any) -> dict[str, Any]:
-    """One contestant's burst; the candidate's commits to its kept outputs' digests."""
+def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int], *,
+           profile: bool = False, reuse: bool = False, keep: bool = False,
+           **sizing: Any) -> dict[str, Any]:
+    """One contestant's burst, in two requests the judge's clock brackets apart: `burst`
+    draws the input sets and makes the warm-up call (`prep_wall_ms`), `burst_go` makes the
+    timed calls and commits to their outputs' digests (`go_wall_ms`). Those two figures are
+    set here, over whatever the worker replied (see `credited`)."""
     timeout = session.options.timeout_s
-    if name != "candidate":
-        return ask_reference(session, "burst", timeout, session.baseline, which=name,
-                             seeds=seeds, **args)
-    reply = session.candidate.call("burst", timeout, seeds=seeds, **args)
-    digests = reply.get("digests")
-    if not isinstance(digests, dict):  # hostile input: the candidate wrote this reply
-        digests = {}
-    for key in digests:
-        session.commit(str(key), {"digest": digests[key]})
-    session.note_kernels(reply)
-    found = allowed(session, reply.get("violations", []))
-    verdict.violations.extend(v for v in found if v not in verdict.violations)
-    return reply
+    candidate = name == "candidate"
+
+    def ask(op: str, **args: Any) -> dict[str, Any]:
+        if not candidate:
+            return ask_reference(session, op, timeout, session.baseline, which=name, **args)
+        reply = session.candidate.call(op, timeout, **args)
+        found = allowed(session, reply.get("violations", []))
+        verdict.violations.extend(v for v in found if v not in verdict.violations)
+        return reply
+
+    start = time.perf_counter()
+    ready = ask("burst", seeds=seeds, reuse=reuse, keep=keep, **sizing)
+    if not candidate and not ready.get("calls"):  # the sizing burst found no room
+        return ready
+    went = time.perf_counter()
+    reply = ask("burst_go", profile=profile, keep=keep)
+    done = time.perf_counter()
+    if candidate:  # hostile input: the candidate wrote this reply
+        digests = reply.get("digests")
+        for key, value in (digests.items() if isinstance(digests, dict) else ()):
+            session.commit(str(key), {"digest": value})
+        session.note_kernels(reply)
+        ask("burst_end")  # its tamper check, off the clock: the baselines make none
+    return {**reply, "prep_wall_ms": (went - start) * 1e3, "go_wall_ms": (done - went) * 1e3}
 
 
 def _release(session: Session) -> None:
@@ -159,11 +189,35 @@ def _mode(name: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
-def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
-    """The candidate's per-call time: events, unless the host clock around the burst saw more
-    than launching and synchronizing cost the baselines (work the events did not cover).
-    (The judge's clock around the burst, `wall_ms`, charged honest candidates for their
-    bursts' own noise; the cold figure, which the reward also needs, is the judge's.)"""
+def credited(rounds: Rounds, names: list[str], calls: int) -> tuple[list[float], float]:
+    """The candidate's per-call time in each round, and what the judge's clock added to it.
+
+    Its own figure (events, or its host clock where that saw work the events did not) is
+    its process's to forge, so the judge's clock is read around both of its requests and
+    compared with the baselines' in the same round: what its timed calls' request
+    (`go_wall_ms`, less the calls by its own figure, against eager's, the baseline that
+    also copies and binds every call's outputs) and its drawing request
+    (`prep_wall_ms`, where work on inputs known before the clock would hide) cost beyond the
+    baselines', over the median round, less what two processes honestly differ by
+    (`allowance`), is added, spread over the calls. A forged clock is in every round; a
+    moment of load on one side falls out of the median."""
+    own = [_own(r, names) for r in rounds]
+    go_over = [[r["eager"]["go_wall_ms"] - r["eager"]["ms"] * calls] for r in rounds]
+    prep = [[r[n]["prep_wall_ms"] for n in names] for r in rounds]
+    go_excess = statistics.median(
+        r["candidate"]["go_wall_ms"] - ms * calls - statistics.median(base)
+        for r, ms, base in zip(rounds, own, go_over, strict=True))
+    prep_excess = statistics.median(
+        r["candidate"]["prep_wall_ms"] - statistics.median(base)
+        for r, base in zip(rounds, prep, strict=True))
+    added = (max(0.0, go_excess - allowance([x for b in go_over for x in b]))
+             + max(0.0, prep_excess - allowance([x for b in prep for x in b]))) / calls
+    return [ms + added for ms in own], added
+
+
+def _own(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
+    """The candidate's own figure: events, unless its host clock around the burst saw more
+    than launching and synchronizing cost the baselines (work the events did not cover)."""
     gap = statistics.median(rnd[n]["host_ms"] - rnd[n]["ms"] for n in names)
     cand = rnd["candidate"]
     return max(cand["ms"], cand["host_ms"] - gap)
@@ -172,11 +226,12 @@ def _credited(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
 def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
               calls: int) -> dict[str, Any]:
     """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
-    cand = [_credited(r, names) for r in rounds]
+    cand, added = credited(rounds, names, calls)
+    cand = [max(ms, MIN_MS) for ms in cand]
     modes = [n for n in names if n != "eager"]
     per_mode = {_mode(n): statistics.median(r[n]["ms"] for r in rounds) for n in modes}
     warm: dict[str, Any] = {"protocol": PROTOCOL, "calls": calls, "rounds": len(rounds),
-                            "candidate_ms": statistics.median(cand),
+                            "candidate_ms": statistics.median(cand), "judge_added_ms": added,
                             "eager_ms": statistics.median(r["eager"]["ms"] for r in rounds)}
     bases = {"eager": [r["eager"]["ms"] for r in rounds]}
     if modes:

@@ -36,7 +36,7 @@ def scaled_clocks(factor):
                     reply[key] *= factor
             return reply
         return step
-    wrap(("go", "burst"), make)
+    wrap(("go", "burst_go"), make)
 
 
 def without_violations_or_copies():
@@ -76,7 +76,7 @@ def fix_up_kept_copies(answer):
 
     wrap(("prep", "finish"), fix)
     wrap(("go",), honest_when(lambda cmd: bool(cmd.get("guard"))))
-    wrap(("burst",), honest_when(lambda cmd: True))
+    wrap(("burst_go",), honest_when(lambda cmd: True))
     return state
 
 
