@@ -10,7 +10,9 @@ candidate's process adds a per-call or per-operator cost that every real kernel 
 a failure means the judge refuses correct code. Task files are found recursively: any
 `.py` file with `class Model`, `get_inputs` and `get_init_inputs` (KernelBench's layout, or
 a folder of `model.py` files). Prints one line per task as it goes, then the false
-failures and the distribution of ratios.
+failures and the distribution of ratios. Each line also says what the judge's own clock
+around the back-to-back bursts added to the candidate's warm figure (`warm.judge_clock`):
+an identity candidate should be charged nothing beyond its noise.
 """
 
 from __future__ import annotations
@@ -82,12 +84,15 @@ def judge_all(tasks: list[tuple[str, Path]],
                    "eager_ms": verdict.eager.median_ms if verdict.eager else None,
                    "candidate_ms": verdict.candidate.median_ms if verdict.candidate else None,
                    "noisy": getattr(verdict, "noisy", False),
+                   "clock_added_ms": ((verdict.warm or {}).get("judge_clock") or {}).get(
+                       "added_ms"),
                    "why": (verdict.violations or verdict.mismatch or [verdict.error])[0][:300]
                    if verdict.status is not Status.OK else ""}
             rows.append(row)
             print(f"[{number}/{len(tasks)}] {row['task']}: {row['status']} cold "
-                  f"{_x(row['cold'])} warm {_x(row['warm'])} "
-                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+                  f"{_x(row['cold'])} warm {_x(row['warm'])} (the judge's clock added "
+                  f"{_ms(row['clock_added_ms']).strip()} ms a warm call; "
+                  f"{time.perf_counter() - start:.0f} s)", flush=True)
     return rows
 
 

@@ -47,7 +47,7 @@ def swap(model: torch.nn.Module, pattern: str, source: str | Path, *,
     src = resolve(source, Path(task) if task else None, Path(repo) if repo else None)
     paths = check_fit(model, pattern, src, list(inputs) if inputs is not None else None)
     src = stage(src)
-    device = _device_of(model.get_submodule(paths[0]))
+    device = device_for(model, paths[0], inputs)
     cls, _ = load_ops(src, device, build_dir, build_timeout_s)
     init = list(_task_module(src).get_init_inputs())
     made = {path: _instance(cls, init, model.get_submodule(path), src, device) for path in paths}
@@ -210,6 +210,17 @@ def _instance(cls: type, init: list[Any], original: torch.nn.Module, src: Source
 def _replace(model: torch.nn.Module, path: str, new: torch.nn.Module) -> None:
     owner, _, name = path.rpartition(".")
     setattr(model.get_submodule(owner) if owner else model, name, new)
+
+
+def device_for(model: torch.nn.Module, path: str,
+               inputs: list[Any] | tuple[Any, ...] | None) -> torch.device:
+    """Where the submodule at `path` runs: its own tensors say so, and one without any (an
+    activation) runs where the rest of its model does, or where the given inputs are."""
+    for module in (model.get_submodule(path), model):
+        for tensor in [*module.parameters(), *module.buffers()]:
+            return tensor.device
+    found = [x.device for x in inputs or () if isinstance(x, torch.Tensor)]
+    return found[0] if found else torch.device("cpu")
 
 
 def _device_of(module: torch.nn.Module) -> torch.device:

@@ -259,7 +259,7 @@ def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
     assert warm["speedup_vs_eager"] == pytest.approx(2.0)
     assert warm["kernel_ms"] == {"eager": 1.8, "compile": 1.0, "candidate": 0.9}
     assert warm["kernel_speedup_vs_compile"] == pytest.approx(1.0 / 0.9)
-    assert warm["judge_added_ms"] == 0
+    assert warm["judge_clock"]["added_ms"] == 0
 
 
 def _rounds(cand_go_ms: float, cand_prep_ms: float, noise_ms: float = 0.0) -> list[Any]:
@@ -286,18 +286,18 @@ def test_back_to_back_figure_is_credited_from_the_judges_clock(
     protocol cost here, 0.3 ms and 0.9 ms)."""
     from cudaopt.judge.timing.warm import credited
 
-    times, added = credited(_rounds(go_ms, prep_ms), ["eager"], 10)
+    times, clock = credited(_rounds(go_ms, prep_ms), ["eager"], 10)
     allowance = {1.0: 0.0, 1.3: 0.03, 1.4: 0.09}[credited_ms]
     assert statistics.median(times) == pytest.approx(credited_ms - allowance)
-    assert added == pytest.approx(credited_ms - 1.0 - allowance)
+    assert clock["added_ms"] == pytest.approx(credited_ms - 1.0 - allowance)
 
 
 def test_round_to_round_noise_on_either_side_is_not_charged() -> None:
     """A moment of load hits one request in some rounds: it falls out of the median."""
     from cudaopt.judge.timing.warm import credited
 
-    _, added = credited(_rounds(13.0, 9.0, noise_ms=2.0), ["eager"], 10)
-    assert added == 0
+    _, clock = credited(_rounds(13.0, 9.0, noise_ms=2.0), ["eager"], 10)
+    assert clock["added_ms"] == 0
 
 
 def test_settings_take_several_compile_modes_and_refuse_unknown_ones(tmp_path: Path) -> None:

@@ -169,3 +169,15 @@ def test_check_model_compiled_against_compiled(project: Path, norm_run: Path,
     (kernel,) = data["kernels"]
     assert kernel["ops"] and kernel["ops"][0].endswith("::rms_norm") and not kernel["plain_calls"]
     assert "compiled (default)" in result.output and "0 graph break(s)" in result.output
+
+
+def test_a_submodule_without_tensors_is_swapped_where_its_model_runs() -> None:
+    """An activation has no parameters to say where it runs: the model's do (a CUDA kernel
+    probed on CPU inputs was refused by its own device check), else the given inputs."""
+    from cudaopt.models.swap import device_for
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()).to("meta")
+    assert device_for(model, "1", None) == torch.device("meta")
+    bare = torch.nn.Sequential(torch.nn.GELU())
+    assert device_for(bare, "0", [torch.empty(2, device="meta")]) == torch.device("meta")
+    assert device_for(bare, "0", None) == torch.device("cpu")

@@ -87,7 +87,8 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
 def _note_clock(verdict: Verdict, margin: float) -> None:
     """Say so when the judge's clock moved the back-to-back figure by more than the margin."""
     warm = verdict.warm or {}
-    added, total = warm.get("judge_added_ms", 0.0), warm.get("candidate_ms", 0.0)
+    added = (warm.get("judge_clock") or {}).get("added_ms", 0.0)
+    total = warm.get("candidate_ms", 0.0)
     if total and added > margin * (total - added):
         verdict.warnings.append(
             f"back to back, by the judge's own clock the candidate's calls took {total:.4f} ms, "
@@ -189,8 +190,8 @@ def _mode(name: str) -> str | None:
     return name.split(":", 1)[1] if ":" in name else None
 
 
-def credited(rounds: Rounds, names: list[str], calls: int) -> tuple[list[float], float]:
-    """The candidate's per-call time in each round, and what the judge's clock added to it.
+def credited(rounds: Rounds, names: list[str], calls: int) -> tuple[list[float], dict[str, float]]:
+    """The candidate's per-call time in each round, and how the judge's clock moved it.
 
     Its own figure (events, or its host clock where that saw work the events did not) is
     its process's to forge, so the judge's clock is read around both of its requests and
@@ -198,21 +199,23 @@ def credited(rounds: Rounds, names: list[str], calls: int) -> tuple[list[float],
     (`go_wall_ms`, less the calls by its own figure, against eager's, the baseline that
     also copies and binds every call's outputs) and its drawing request
     (`prep_wall_ms`, where work on inputs known before the clock would hide) cost beyond the
-    baselines', over the median round, less what two processes honestly differ by
-    (`allowance`), is added, spread over the calls. A forged clock is in every round; a
-    moment of load on one side falls out of the median."""
+    baselines' (median against median: one noisy round on either side falls out), less
+    what two processes honestly differ by (`allowance`), is added, spread over the calls
+    (`added_ms`). A forged clock, or work hidden in the draw, is in every round."""
     own = [_own(r, names) for r in rounds]
-    go_over = [[r["eager"]["go_wall_ms"] - r["eager"]["ms"] * calls] for r in rounds]
-    prep = [[r[n]["prep_wall_ms"] for n in names] for r in rounds]
-    go_excess = statistics.median(
-        r["candidate"]["go_wall_ms"] - ms * calls - statistics.median(base)
-        for r, ms, base in zip(rounds, own, go_over, strict=True))
-    prep_excess = statistics.median(
-        r["candidate"]["prep_wall_ms"] - statistics.median(base)
-        for r, base in zip(rounds, prep, strict=True))
-    added = (max(0.0, go_excess - allowance([x for b in go_over for x in b]))
-             + max(0.0, prep_excess - allowance([x for b in prep for x in b]))) / calls
-    return [ms + added for ms in own], added
+    go_over = [r["eager"]["go_wall_ms"] - r["eager"]["ms"] * calls for r in rounds]
+    prep = [r[n]["prep_wall_ms"] for r in rounds for n in names]
+    parts = {
+        "go_excess_ms": statistics.median(r["candidate"]["go_wall_ms"] - ms * calls
+                                          for r, ms in zip(rounds, own, strict=True))
+        - statistics.median(go_over),
+        "go_allowance_ms": allowance(go_over),
+        "prep_excess_ms": statistics.median(r["candidate"]["prep_wall_ms"] for r in rounds)
+        - statistics.median(prep),
+        "prep_allowance_ms": allowance(prep)}
+    parts["added_ms"] = (max(0.0, parts["go_excess_ms"] - parts["go_allowance_ms"])
+                         + max(0.0, parts["prep_excess_ms"] - parts["prep_allowance_ms"])) / calls
+    return [ms + parts["added_ms"] for ms in own], parts
 
 
 def _own(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
@@ -226,12 +229,12 @@ def _own(rnd: dict[str, dict[str, Any]], names: list[str]) -> float:
 def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, Any]] | None,
               calls: int) -> dict[str, Any]:
     """Medians over rounds; speedups are medians (and lower quartiles) of per-round ratios."""
-    cand, added = credited(rounds, names, calls)
+    cand, clock = credited(rounds, names, calls)
     cand = [max(ms, MIN_MS) for ms in cand]
     modes = [n for n in names if n != "eager"]
     per_mode = {_mode(n): statistics.median(r[n]["ms"] for r in rounds) for n in modes}
     warm: dict[str, Any] = {"protocol": PROTOCOL, "calls": calls, "rounds": len(rounds),
-                            "candidate_ms": statistics.median(cand), "judge_added_ms": added,
+                            "candidate_ms": statistics.median(cand), "judge_clock": clock,
                             "eager_ms": statistics.median(r["eager"]["ms"] for r in rounds)}
     bases = {"eager": [r["eager"]["ms"] for r in rounds]}
     if modes:
