@@ -146,10 +146,11 @@ def allowance(protocol: list[float]) -> float:
     of theirs, or a `PROCESS_ALLOWANCE` of its median, whichever is larger."""
     if not protocol:
         return 0.0
-    return max(_half_spread(protocol), PROCESS_ALLOWANCE * statistics.median(protocol))
+    return max(half_spread(protocol), PROCESS_ALLOWANCE * statistics.median(protocol))
 
 
-def _half_spread(values: list[float]) -> float:
+def half_spread(values: list[float]) -> float:
+    """Half the interquartile range: how far a sample strays from the median, by and large."""
     if len(values) < 2:
         return 0.0
     q1, _, q3 = statistics.quantiles(sorted(values), n=4)

@@ -19,7 +19,7 @@ from cudaopt.judge.building.caches import cache_root
 from cudaopt.judge.checks.handover import allowed, ask_reference, compare_kept, timed_mismatch
 from cudaopt.judge.timing import roofline
 from cudaopt.judge.timing.burst import KEY
-from cudaopt.judge.timing.crosscheck import allowance
+from cudaopt.judge.timing.crosscheck import allowance, half_spread
 from cudaopt.judge.timing.timer import calls_per_round
 from cudaopt.judge.verdict.verdict import Verdict, phase
 from cudaopt.judge.workers.session import Session
@@ -31,6 +31,11 @@ BUDGET_BYTES = {"cuda": 4 << 30, "cpu": 1 << 30}  # input sets and output copies
 PROTOCOL = ("back-to-back calls on fresh inputs, no cache flush, one device synchronize; "
             "per call: events around the whole burst, started with the first call queued "
             "(CUDA), the host clock (CPU)")
+#: What one request's wall time may differ by between two processes doing the same work on a
+#: loaded machine, beyond `allowance`: an honest copy of 256 MiB, three calls a burst, was
+#: charged 18-40% (70-160 us a burst) without it on an H200 with 8 test processes beside it
+#: (2026-12-04). A 40 ms burst (`calls_per_round`) forged by 30% stands 48x above it.
+REQUEST_SLACK_MS = 0.25
 MIN_MS = 1e-6  # a candidate whose clocks and the judge's all say nothing: no division by 0
 Rounds = list[dict[str, dict[str, Any]]]
 
@@ -198,21 +203,25 @@ def credited(rounds: Rounds, names: list[str], calls: int) -> tuple[list[float],
     compared with the baselines' in the same round: what its timed calls' request
     (`go_wall_ms`, less the calls by its own figure, against eager's, the baseline that
     also copies and binds every call's outputs) and its drawing request
-    (`prep_wall_ms`, where work on inputs known before the clock would hide) cost beyond the
+    (`prep_wall_ms`, less its warm-up call, where work on inputs known before the clock
+    would hide) cost beyond the
     baselines' (median against median: one noisy round on either side falls out), less
-    what two processes honestly differ by (`allowance`), is added, spread over the calls
-    (`added_ms`). A forged clock, or work hidden in the draw, is in every round."""
+    what two processes honestly differ by (`allowance`, or the half spread of the
+    candidate's own requests where a loaded machine made that wider), is added, spread over
+    the calls (`added_ms`). A forged clock, or work hidden in the draw, is in every round;
+    widening its own spread on purpose moves its median too."""
     own = [_own(r, names) for r in rounds]
     go_over = [r["eager"]["go_wall_ms"] - r["eager"]["ms"] * calls for r in rounds]
-    prep = [r[n]["prep_wall_ms"] for r in rounds for n in names]
-    parts = {
-        "go_excess_ms": statistics.median(r["candidate"]["go_wall_ms"] - ms * calls
-                                          for r, ms in zip(rounds, own, strict=True))
-        - statistics.median(go_over),
-        "go_allowance_ms": allowance(go_over),
-        "prep_excess_ms": statistics.median(r["candidate"]["prep_wall_ms"] for r in rounds)
-        - statistics.median(prep),
-        "prep_allowance_ms": allowance(prep)}
+    prep = [r[n]["prep_wall_ms"] - r[n]["ms"] for r in rounds for n in names]
+    cand_go = [r["candidate"]["go_wall_ms"] - ms * calls for r, ms in zip(rounds, own,
+                                                                       strict=True)]
+    cand_prep = [r["candidate"]["prep_wall_ms"] - ms for r, ms in zip(rounds, own, strict=True)]
+    parts = {"go_excess_ms": statistics.median(cand_go) - statistics.median(go_over),
+             "go_allowance_ms": max(allowance(go_over), half_spread(cand_go))
+             + REQUEST_SLACK_MS,
+             "prep_excess_ms": statistics.median(cand_prep) - statistics.median(prep),
+             "prep_allowance_ms": max(allowance(prep), half_spread(cand_prep))
+             + REQUEST_SLACK_MS}
     parts["added_ms"] = (max(0.0, parts["go_excess_ms"] - parts["go_allowance_ms"])
                          + max(0.0, parts["prep_excess_ms"] - parts["prep_allowance_ms"])) / calls
     return [ms + parts["added_ms"] for ms in own], parts
