@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import itertools
 import sys
 from importlib.abc import Loader
 from pathlib import Path
@@ -78,7 +79,7 @@ def _check_inputs(model: torch.nn.Module, paths: list[str], inputs: list[Any],
     from cudaopt.models.profile import capture
 
     want = [s.key() for s in specs.from_json(src.origin["inputs"])]
-    got = capture(model, inputs, _device_of(model).type)
+    got = capture(model, inputs, device_for(model, "", inputs).type)
     for path in paths:
         seen = got.get(path)
         if seen is None or seen.specs is None:
@@ -214,16 +215,10 @@ def _replace(model: torch.nn.Module, path: str, new: torch.nn.Module) -> None:
 
 def device_for(model: torch.nn.Module, path: str,
                inputs: list[Any] | tuple[Any, ...] | None) -> torch.device:
-    """Where the submodule at `path` runs: its own tensors say so, and one without any (an
-    activation) runs where the rest of its model does, or where the given inputs are."""
-    for module in (model.get_submodule(path), model):
-        for tensor in [*module.parameters(), *module.buffers()]:
-            return tensor.device
-    found = [x.device for x in inputs or () if isinstance(x, torch.Tensor)]
-    return found[0] if found else torch.device("cpu")
-
-
-def _device_of(module: torch.nn.Module) -> torch.device:
-    for tensor in [*module.parameters(), *module.buffers()]:
-        return tensor.device
-    return torch.device("cpu")
+    """Where the submodule at `path` ("" for the whole model) runs: its own tensors say so,
+    and one without any (an activation) runs where the rest of its model does, or where the
+    given inputs are."""
+    found = (t.device for module in (model.get_submodule(path), model)
+             for t in itertools.chain(module.parameters(), module.buffers()))
+    given = (x.device for x in inputs or () if isinstance(x, torch.Tensor))
+    return next(itertools.chain(found, given), torch.device("cpu"))

@@ -202,10 +202,9 @@ def credited(rounds: Rounds, names: list[str], calls: int) -> tuple[list[float],
     its process's to forge, so the judge's clock is read around both of its requests and
     compared with the baselines' in the same round: what its timed calls' request
     (`go_wall_ms`, less the calls by its own figure, against eager's, the baseline that
-    also copies and binds every call's outputs) and its drawing request
-    (`prep_wall_ms`, less its warm-up call, where work on inputs known before the clock
-    would hide) cost beyond the
-    baselines' (median against median: one noisy round on either side falls out), less
+    also copies and binds every call's outputs) and its drawing request (`prep_wall_ms`,
+    less its warm-up call, where work on inputs known before the clock would hide) cost
+    beyond the baselines' (median against median: one noisy round on either side falls out), less
     what two processes honestly differ by (`allowance`, or the half spread of the
     candidate's own requests where a loaded machine made that wider), is added, spread over
     the calls (`added_ms`). A forged clock, or work hidden in the draw, is in every round;
