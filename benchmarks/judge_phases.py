@@ -12,6 +12,13 @@ line as soon as it ends: its wall time, the verdict's phases and their sub-phase
 (`phases_s`; a sub-phase names a worker's step that may overlap other phases), the
 torch.compile cache story and the speedups (identity candidates: about 1.00x). A check
 past `--timeout` is killed with everything it started.
+
+The checks judge through the machine's warm judge, as a user's do (`CUDAOPT_WARM_JUDGE=0`
+in the environment: each in its own processes): the first check of the run starts it, a
+later check of the same task finds its workers loaded, and the first check of the next task
+finds that task's processes started ahead (`boot_waited` below `boot` in its sub-phases).
+The warm judge started here lives in a temporary folder of this run's and is stopped at the
+end, on Ctrl-C and on SIGTERM.
 """
 
 from __future__ import annotations
@@ -47,6 +54,20 @@ def judge(task: Path, candidate: Path, device: str, env: dict[str, str],
     return wall, json.loads(out.read_text()) if out.is_file() else None, log[-2000:]
 
 
+def stop_judges(folder: Path) -> None:
+    """Kill the warm judges (and their workers, a process group each) this run started."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"cudaopt.judge.serving.machine_main" in argv and str(folder).encode() in argv:
+            try:
+                os.killpg(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def line(name: str, run: int, wall: float, verdict: dict) -> str:
     phases = verdict.get("phases_s") or {}
     top = " ".join(f"{p} {phases[p]:.1f}" for p in TOP if p in phases)
@@ -70,10 +91,19 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None)
     args = parser.parse_args()
     cache = args.cache or Path(tempfile.mkdtemp(prefix="judge-cache-"))
+    sockets = Path(tempfile.mkdtemp(prefix="judge-phases-"))
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CUDAOPT_ALLOW": "*",
-           "PYTHONUNBUFFERED": "1"}
+           "PYTHONUNBUFFERED": "1", "TMPDIR": str(sockets)}
     tasks = sorted(args.sample.glob("level*/*.py"))[: args.limit or None]
     print(f"{len(tasks)} tasks, caches in {cache}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        run_all(args, tasks, env)
+    finally:
+        stop_judges(sockets)
+
+
+def run_all(args: argparse.Namespace, tasks: list[Path], env: dict[str, str]) -> None:
     for task in tasks:
         candidate = args.sample / "candidates" / task.parent.name / task.stem / "model_new.py"
         for run in range(1, args.repeat + 1):

@@ -115,9 +115,33 @@ def describe(backend: str, line: dict) -> str:
             f"x{ratio(line.get('speedup_vs_compile'))} compile, "
             f"warm x{ratio(warm(line, 'compile'))} compile, kernels: {kernels}")
     error = (line.get("infra_error") or line.get("error") or "").strip()
-    if error and not line.get("correct"):
-        text += "\n         " + error.splitlines()[-1][:WIDTH * 2]
+    why = (line.get("violations") or [""])[0] or (error.splitlines()[-1] if error else "")
+    if why and (not line.get("correct") or line.get("reward") == -1):
+        text += f"\n         {line.get('status')}: {why[:WIDTH * 2]}"
     return text
+
+
+def gpu_holders() -> str:
+    """What holds the GPU's memory now, process by process (nvidia-smi; empty without it):
+    a bench that finds the device full says who filled it."""
+    try:
+        total = subprocess.run(["nvidia-smi", "--query-gpu=memory.used,memory.total",
+                                "--format=csv,noheader"], capture_output=True, text=True,
+                               timeout=30).stdout.strip()
+        apps = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                               "--format=csv,noheader"], capture_output=True, text=True,
+                              timeout=30).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = [f"GPU memory used, total: {total}"]
+    for app in filter(None, (a.strip() for a in apps)):
+        pid = app.split(",")[0].strip()
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            argv = "(not visible here)"
+        lines.append(f"  {app}: {argv[:WIDTH * 2]}")
+    return "\n".join(lines)
 
 
 def new_lines(bench: Path, seen: set[str]) -> Iterator[dict]:
@@ -265,12 +289,14 @@ def main(argv: list[str] | None = None) -> int:
                     status = 1
                     continue
                 share = time.monotonic() + left / (len(commands) - i)  # the rest to the last
+                print(gpu_holders(), flush=True)
                 ended = run_bench(command, backend, args.out, share)
                 print(f"[{backend:6}] bench {ended}", flush=True)
                 status |= ended != "finished"
         except (KeyboardInterrupt, Stop):
             print("interrupted: the benches were stopped", flush=True)
             status = 130
+        print(gpu_holders(), flush=True)
         print("\n".join(table(args.out)))
         print(f"results: {args.out}/triton, {args.out}/cuda (logs beside them)")
         return status

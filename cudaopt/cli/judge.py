@@ -22,7 +22,7 @@ from cudaopt.cli.common import (
     TrialsOpt,
     layered_options,
 )
-from cudaopt.judge import JudgeOptions, Progress, Verdict, check
+from cudaopt.judge import JudgeOptions, Progress, Verdict
 from cudaopt.reports.verdict import render_verdict
 from cudaopt.task import BadInput
 
@@ -124,8 +124,12 @@ def _check(model: Path, candidate: Path, options: JudgeOptions, progress: Progre
             return verdict
     from cudaopt.judge import machine_check
 
-    return machine_check(model, candidate, options, progress) or check(
-        model, candidate, options, progress)
+    verdict = machine_check(model, candidate, options, progress)
+    if verdict is not None:
+        return verdict
+    from cudaopt.judge import check  # imports torch: only when judging here
+
+    return check(model, candidate, options, progress)
 
 
 def _record(candidate: Path, verdict: Verdict) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.judge import JudgePool, check, gpu_identity, sandbox_off, worker_env
+from cudaopt.judge import JudgePool, gpu_identity, sandbox_off, worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
@@ -94,6 +94,8 @@ class SlotRunner:
 def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     """Judge the job's candidate against its task, exactly as `cudaopt check` would."""
     from dataclasses import replace
+
+    from cudaopt.judge import check  # imports torch: only where a job is judged
 
     task, candidate = job.sources.materialize(runner.root)
     if candidate is None:

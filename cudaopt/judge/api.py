@@ -14,15 +14,13 @@ from cudaopt.judge.building.shared import kernel_store
 from cudaopt.judge.checks import scan
 from cudaopt.judge.checks.backend import candidate_backend, refuse_unrunnable
 from cudaopt.judge.checks.verify import load
-from cudaopt.judge.verdict.options import ISOLATION_MODES, JudgeOptions, resolve_device
+from cudaopt.judge.verdict.options import ISOLATION_MODES, JudgeOptions, Progress, resolve_device
 from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.judge.verdict.verdict import Status, Verdict, phase
 from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool
 from cudaopt.judge.workers.session import Session
 from cudaopt.task import BadInput, validate_candidate, validate_task
-
-Progress = Callable[[str], None]
 
 
 def check(task: Path, candidate: Path, options: JudgeOptions | None = None,

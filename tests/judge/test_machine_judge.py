@@ -42,9 +42,10 @@ def _judges(tmp_path: Path) -> list[int]:
     return found
 
 
-def _check(env: dict[str, str], out: Path, *extra: str,
-           wait: bool = True) -> subprocess.Popen[str] | dict:
-    argv = [sys.executable, "-m", "cudaopt.cli", "check", str(ZOO / "task.py"),
+def _check(env: dict[str, str], out: Path, *extra: str, wait: bool = True,
+           task: Path = ZOO / "task.py",
+           python: tuple[str, ...] = ()) -> subprocess.Popen[str] | dict:
+    argv = [sys.executable, *python, "-m", "cudaopt.cli", "check", str(task),
             str(ZOO / "correct.py"), "--device", "cpu", "--json", str(out), "--trace", *extra]
     proc = subprocess.Popen(argv, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
@@ -65,6 +66,25 @@ def test_a_second_check_of_the_task_starts_no_reference_or_baseline(
     assert not any(k.startswith("load.reference") for k in second["verdict"]["phases_s"])
     assert "kept warm from an earlier judgement" in second["output"]
     assert len(_judges(tmp_path)) == 1
+
+
+def test_another_task_finds_its_processes_born_warm_and_the_client_never_imports_torch(
+        env: dict[str, str], tmp_path: Path) -> None:
+    """After a judgement the machine judge starts the next task's reference and baseline
+    processes: a check of a new task finds them past their imports (part of their start-up
+    lay before it). The check's own process, answered by the warm judge, imports no torch."""
+    _check(env, tmp_path / "1.json")
+    other = tmp_path / "other" / "task.py"
+    other.parent.mkdir()
+    other.write_text((ZOO / "task.py").read_text() + "\n# another task, by content\n")
+    second = _check(env, tmp_path / "2.json", task=other, python=("-X", "importtime"))
+    phases = second["verdict"]["phases_s"]
+    assert "starting the warm judge" not in second["output"]
+    for worker in ("load.reference", "baselines"):
+        assert phases[f"{worker}.boot_waited"] < phases[f"{worker}.boot"], (worker, phases)
+    imported = [line.rsplit("|", 1)[-1].strip() for line in second["output"].splitlines()
+                if line.startswith("import time:")]
+    assert "cudaopt.cli" in imported and "torch" not in imported
 
 
 def test_a_judge_killed_mid_judgement_costs_only_that_judgement_its_warmth(

@@ -41,7 +41,8 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
         session.reference_info = ask_reference(
             session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
             init_seed=init_seed, state_path=str(state_path), threads=session.threads)
-        add_parts(verdict, "load.reference", session.reference_info.pop("parts_s", {}))
+        add_parts(verdict, "load.reference", session.boot_waited(
+            session.reference, session.reference_info.pop("parts_s", {})))
         say("task loaded (reference worker)")
     info = session.reference_info
     verdict.device_name, verdict.torch_version = info["device_name"], info["torch_version"]

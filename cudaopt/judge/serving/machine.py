@@ -30,8 +30,10 @@ from typing import Any
 
 from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
+from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.judge.workers.child import PACKAGE_PARENT
 from cudaopt.judge.workers.pool import JudgePool
+from cudaopt.task import BadInput
 
 IDLE_ENV, IDLE_S = "CUDAOPT_WARM_IDLE_S", 600.0
 DISABLE_ENV = "CUDAOPT_WARM_JUDGE"  # "0": every check judges in its own process
@@ -164,9 +166,18 @@ def answer(conn: socket.socket, pools: Pools) -> None:
         stream.flush()
 
     try:
+        try:
+            pool = pools.get(options)
+        except BadInput as exc:  # a device this machine lacks: said, and the judge stays up
+            send({"verdict": Verdict(status=Status.BAD_INPUT, error=str(exc)).to_json()})
+            return
         verdict = check(task, candidate, options, lambda text: send({"progress": text}),
-                        pool=pools.get(options))
+                        pool=pool)
         send({"verdict": verdict.to_json()})
+        # born warm: the next check of another task finds its processes past their imports
+        # (an H200 host: 10-20 s of torch, dynamo and inductor), as this one's stay loaded
+        if verdict.device:
+            pool.prestart_for(options, verdict.device)
     except (OSError, ValueError):
         pass  # the client went away: the next request finds the pool as it is
 

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from cudaopt.judge.serving.machine import (
@@ -23,11 +22,10 @@ from cudaopt.judge.serving.machine import (
     enabled,
     options_to_json,
 )
-from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.verdict.options import JudgeOptions, Progress
 from cudaopt.judge.verdict.verdict import Verdict
 from cudaopt.judge.workers.child import python_path
 
-Progress = Callable[[str], None]
 MAIN = "cudaopt.judge.serving.machine_main"
 
 

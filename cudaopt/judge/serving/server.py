@@ -18,7 +18,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from cudaopt.judge.api import check
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.judge.workers.pool import JudgePool
@@ -107,6 +106,8 @@ class JudgeServer:
 
     def check_in_place(self, task: Path, candidate: Path, options: JudgeOptions,
                        progress: Callable[[str], None]) -> Verdict:
+        from cudaopt.judge.api import check  # imports torch: not where a client only asks
+
         return check(task, candidate, options, progress, pool=self.pool)
 
     def close(self) -> None:

@@ -49,7 +49,8 @@ def await_baselines(session: Session, verdict: Verdict, say: Callable[[str], Non
         while session.baseline_pending:  # load and compile, sent when the session began
             reply = reference_reply(session.baseline, session.baseline_pending[0])
             session.baseline_pending.pop(0)
-            add_parts(verdict, "baselines", reply.get("parts_s", {}))
+            add_parts(verdict, "baselines",
+                      session.boot_waited(session.baseline, reply.get("parts_s", {})))
             if "cache" in reply:
                 verdict.baseline_cache = reply["cache"]
                 say(f"baselines: torch.compile {compile_story(reply['cache'])}")

@@ -7,6 +7,7 @@ before anything starts, so a missing GPU is one clear error, not a worker's cras
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,9 @@ from cudaopt.task import BadInput
 
 ISOLATION_ENV = "CUDAOPT_ISOLATION"
 ISOLATION_MODES = ("required", "optional", "off")
+
+#: What a judgement says of each step as it starts it (a spinner, a trace, a socket line).
+Progress = Callable[[str], None]
 
 
 @dataclass

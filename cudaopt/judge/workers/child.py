@@ -97,8 +97,9 @@ class Worker:
         self.caches: dict[str, tuple[Path, Path]] = {}
         read_fd, write_fd = os.pipe()
         self._log = open(log_path, "wb")
+        self.spawned_at = time.time()  # with the worker's `boot`, when it was ready
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
-                    "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(time.time()),
+                    "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(self.spawned_at),
                     "PYTHONPATH": python_path({**os.environ, **env})}
         argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
         if wrap is not None:

@@ -7,6 +7,7 @@ import random
 import secrets
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ class Session:
         self.options = options
         self.device = device
         self.pool = pool
+        self.started_at = time.time()
         # Secret per run; a fixed `options.seed` exists only to make tests repeatable.
         self._rng = (secrets.SystemRandom() if options.seed is None
                      else random.Random(options.seed))
@@ -59,6 +61,15 @@ class Session:
         self.committed: dict[str, str] = {}
         # CUDA: the candidate's own kernels its profiled burst launched (see `launches`)
         self.kernels: set[str] | None = None
+
+    def boot_waited(self, worker: Worker, parts_s: dict[str, float]) -> dict[str, float]:
+        """`parts_s` with `boot_waited`: the seconds of the worker's start-up (`boot`) that
+        fell inside this judgement: 0 for a process started ahead and ready before it, all
+        of `boot` for one started by it."""
+        if "boot" not in parts_s:
+            return parts_s
+        ready_at = worker.spawned_at + parts_s["boot"]
+        return {**parts_s, "boot_waited": max(0.0, ready_at - self.started_at)}
 
     def start_baseline(self, task: Path) -> None:
         """The process that times eager and torch.compile, started (or found warm) first so
