@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers.child import SPAWNED_ENV
-from cudaopt.judge.workers.pool import JudgePool
+from cudaopt.judge.workers.pool import JudgePool, Loaded
 from tests.conftest import worker_env_var
 
 ZOO = Path(__file__).parent / "zoo"
@@ -113,3 +113,21 @@ def test_a_worker_started_in_another_folder_runs_the_judges_own_cudaopt(tmp_path
             assert given["PYTHONPATH"].split(os.pathsep)[0] == parent
     finally:
         worker.close()
+
+
+def test_a_profiled_baseline_process_is_not_kept_and_its_successor_starts_at_once() -> None:
+    """On CUDA a process once profiled launches slower ever after: the pool never times such
+    a baseline process again, and starts the next one (prewarmed) the moment it lets it go."""
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")))
+    try:
+        profiled = pool.new_reference("baseline")
+        pool.keep(None, Loaded(profiled, {}, profiled=True))
+        assert not pool.holds(profiled)
+        let_go = time.time()
+        successor = pool.new_reference("baseline")
+        assert successor is not profiled and _spawned_at(successor) <= let_go
+        assert worker_env_var(successor, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
+        for worker in (profiled, successor):
+            worker.close()
+    finally:
+        pool.close()

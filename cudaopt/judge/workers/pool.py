@@ -39,6 +39,9 @@ class Loaded:
     info: dict  # the load reply: device name, torch version
     compiled: str | None = None  # torch.compile mode it holds, if any
     owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
+    # torch.profiler has run in it on CUDA: it launches slower ever after, so it is not
+    # timed again (see `keep`)
+    profiled: bool = False
 
 
 class JudgePool:
@@ -75,6 +78,9 @@ class JudgePool:
         self._fresh: list[Worker] = []  # reference processes started ahead, no task loaded
         self._fresh_baseline: Worker | None = None  # one started ahead to compile (prewarmed)
         self._count = 0
+        # the baselines' per-kernel breakdowns for the task held (contestant -> breakdown):
+        # taken once, in the process's last judgement (see `Loaded.profiled`)
+        self.breakdowns: dict[str, dict[str, Any]] = {}
         self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
 
     def _log(self, name: str) -> Path:
@@ -198,8 +204,10 @@ class JudgePool:
         reply they owe is accounted for, or their next exchange would read a stale reply."""
         self._reference = (reference if reference and reference.worker.alive
                            and reference.worker.pending == 0 else None)
-        self._baseline = (baseline if baseline and baseline.worker.alive
+        self._baseline = (baseline if baseline and baseline.worker.alive and not baseline.profiled
                           and baseline.worker.pending == len(baseline.owed) else None)
+        if baseline is not None and baseline.profiled and self._fresh_baseline is None:
+            self._fresh_baseline = self._new_reference("baseline")  # its successor, now
 
     def holds(self, worker: Worker) -> bool:
         return any(loaded is not None and loaded.worker is worker
@@ -210,6 +218,7 @@ class JudgePool:
             if loaded is not None:
                 loaded.worker.close()
         self._reference = self._baseline = None
+        self.breakdowns = {}
         self.init_seed = int.from_bytes(os.urandom(7), "little")
 
     def prestart(self, references: int, prewarm: bool = False) -> None:

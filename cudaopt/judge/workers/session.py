@@ -62,6 +62,11 @@ class Session:
         # CUDA: the candidate's own kernels its profiled burst launched (see `launches`)
         self.kernels: set[str] | None = None
 
+    def baseline_profiled(self) -> None:
+        """The baseline process ran torch.profiler on CUDA: the pool keeps it no longer."""
+        if self._baseline is not None and self.device == "cuda":
+            self._baseline.profiled = True
+
     def boot_waited(self, worker: Worker, parts_s: dict[str, float]) -> dict[str, float]:
         """`parts_s` with `boot_waited`: the seconds of the worker's start-up (`boot`) that
         fell inside this judgement: 0 for a process started ahead and ready before it, all
