@@ -6,8 +6,10 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
-from cudaopt.judge.workers.child import SPAWNED_ENV
+from cudaopt.judge.workers.child import SPAWNED_ENV, WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool, Loaded
 from tests.conftest import worker_env_var
 
@@ -130,4 +132,36 @@ def test_a_profiled_baseline_process_is_not_kept_and_its_successor_starts_at_onc
         for worker in (profiled, successor):
             worker.close()
     finally:
+        pool.close()
+
+
+def _fds(pid: int) -> dict[int, str]:
+    folder = Path(f"/proc/{pid}/fd")
+    return {int(fd): os.readlink(folder / fd) for fd in os.listdir(folder)}
+
+
+def test_a_worker_started_ahead_is_a_new_program_holding_only_its_pipes_and_log(
+        tmp_path: Path) -> None:
+    """Workers are born warm by being started ahead, never forked from a process that
+    holds a task (docs/judge.md): each is a new program (its own command line, no page of
+    its parent's), and holds no descriptor of its parent's but its two pipes and its log,
+    not even one the parent left inheritable, as it would a reference output's file."""
+    outputs = open(tmp_path / "reference_outputs.pt", "wb")  # what a judge's parent may hold
+    os.set_inheritable(outputs.fileno(), True)
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)  # its own fds
+    try:
+        pool.prestart(1)
+        for worker in (pool.candidate(), pool.new_reference("ref")):
+            with pytest.raises(WorkerFailure):  # answered: past its imports and their files
+                worker.call("no such request", 120)
+            argv = Path(f"/proc/{worker.proc.pid}/cmdline").read_bytes().split(b"\0")
+            assert argv[1:4] == [b"-m", b"cudaopt.judge.roles.worker", worker.role.encode()]
+            held = _fds(worker.proc.pid)
+            pipes = {os.readlink(f"/proc/self/fd/{end.fileno()}")
+                     for end in (worker.proc.stdin, worker._reply)}
+            assert held[0] in pipes and held[1] == held[2] == str(worker.log_path)
+            assert set(held.values()) == pipes | {str(worker.log_path)}, held
+            worker.close()
+    finally:
+        outputs.close()
         pool.close()
