@@ -1,6 +1,7 @@
 """Triton and CUDA C++ kernels for the same KernelBench tasks, judged in one GPU run.
 
-    python benchmarks/triton_pairs.py KernelBench/ [--time 540] [--out DIR] [--dry-run]
+    python benchmarks/triton_pairs.py KernelBench/ [--time 540] [--out DIR] [--only NAME ...]
+        [--dry-run]
 
 Issue 36's figures: six real level-1 tasks, each with an honest Triton candidate
 (`benchmarks/triton_pairs/triton/<task>/model_new.py`) and an honest CUDA C++ one
@@ -247,6 +248,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                              "(default: a new .cudaopt/bench/triton_pairs-<time>)")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--gpus", default=None, help="passed to bench, e.g. 0")
+    parser.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                        help="judge only the tasks whose name holds one of these, e.g. Softmax")
     parser.add_argument("--dry-run", action="store_true",
                         help="assemble the suite and print the commands; run nothing")
     args = parser.parse_args(argv)
@@ -265,7 +268,10 @@ def _raise_stop(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global TASKS
     args = parse(argv)
+    if args.only:
+        TASKS = tuple(t for t in TASKS if any(name in t for name in args.only))
     deadline = time.monotonic() + args.time
     check_candidates()
     with tempfile.TemporaryDirectory(prefix="triton_pairs_suite_") as tmp:

@@ -56,20 +56,22 @@ def test_editing_the_task_retires_the_warm_workers(tmp_path: Path) -> None:
 
 
 def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
-    """Only the process that will compile the baselines pays for torch.compile's set-up,
-    and it pays while it waits (its modules are imported before any task arrives)."""
-    pool = JudgePool(worker_env(JudgeOptions(device="cpu")))
-    try:
-        pool.prestart(2, prewarm=True)
-        baseline, reference = pool.new_reference("baseline"), pool.new_reference("ref")
-        assert baseline is not reference
+    """Only a process that will (or, in a warm pool on CUDA, may: see `JudgePool._swap`)
+    compile the baselines pays for torch.compile's set-up, and it pays while it waits (its
+    modules are imported before any task arrives)."""
+    for keep_warm, reference_prewarmed in ((False, b""), (True, b"CUDAOPT_PREWARM=compile")):
+        pool = JudgePool(worker_env(JudgeOptions(device="cpu")), keep_warm=keep_warm)
+        try:
+            pool.prestart(2, prewarm=True)
+            baseline, reference = pool.new_reference("baseline"), pool.new_reference("ref")
+            assert baseline is not reference
 
-        assert worker_env_var(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
-        assert worker_env_var(reference, "CUDAOPT_PREWARM") == b""
-        for worker in (baseline, reference):
-            worker.close()
-    finally:
-        pool.close()
+            assert worker_env_var(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
+            assert worker_env_var(reference, "CUDAOPT_PREWARM") == reference_prewarmed
+            for worker in (baseline, reference):
+                worker.close()
+        finally:
+            pool.close()
 
 
 def _spawned_at(worker) -> float:
@@ -117,18 +119,30 @@ def test_a_worker_started_in_another_folder_runs_the_judges_own_cudaopt(tmp_path
         worker.close()
 
 
-def test_a_profiled_baseline_process_is_not_kept_and_its_successor_starts_at_once() -> None:
+def test_a_profiled_baseline_process_is_never_timed_again() -> None:
     """On CUDA a process once profiled launches slower ever after: the pool never times such
-    a baseline process again, and starts the next one (prewarmed) the moment it lets it go."""
+    a baseline process again. It trades roles with the reference process (both hold the
+    task's model), or, with no reference to trade with, goes, and its successor (prewarmed
+    to compile) starts the moment it is let go."""
     pool = JudgePool(worker_env(JudgeOptions(device="cpu")))
     try:
         profiled = pool.new_reference("baseline")
-        pool.keep(None, Loaded(profiled, {}, profiled=True))
+        profiled.profiled = True
+        pool.keep(None, Loaded(profiled, {}))
         assert not pool.holds(profiled)
         let_go = time.time()
         successor = pool.new_reference("baseline")
         assert successor is not profiled and _spawned_at(successor) <= let_go
         assert worker_env_var(successor, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
+        reference = pool.new_reference("ref")
+        profiled_too = pool.new_reference("baseline")
+        profiled_too.profiled = True
+        pool.keep(Loaded(reference, {"device_name": "cpu"}), Loaded(profiled_too, {}))
+        held_reference, held_baseline = pool._reference, pool._baseline
+        assert held_reference.worker is profiled_too and held_reference.info["device_name"]
+        assert held_baseline.worker is reference and held_baseline.compiled is None
+        for worker in (reference, profiled_too):
+            worker.close()
         for worker in (profiled, successor):
             worker.close()
     finally:

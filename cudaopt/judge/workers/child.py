@@ -92,6 +92,9 @@ class Worker:
         self.role = role
         self.log_path = log_path
         self.pending = 0  # messages sent whose reply has not been read: a reused worker needs 0
+        # torch.profiler ran in it on CUDA: it launches slower ever after (1.22-1.29x on an
+        # H200), so a pool never times it again (`JudgePool._swap`)
+        self.profiled = False
         # an isolated candidate's compiled artefacts, per kind ("builds": `load_inline`,
         # "triton"): (the judge's folder, the worker's own); see `extdir.seed_build`
         self.caches: dict[str, tuple[Path, Path]] = {}

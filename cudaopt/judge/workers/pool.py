@@ -39,9 +39,6 @@ class Loaded:
     info: dict  # the load reply: device name, torch version
     compiled: str | None = None  # torch.compile mode it holds, if any
     owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
-    # torch.profiler has run in it on CUDA: it launches slower ever after, so it is not
-    # timed again (see `keep`)
-    profiled: bool = False
 
 
 class JudgePool:
@@ -79,7 +76,7 @@ class JudgePool:
         self._fresh_baseline: Worker | None = None  # one started ahead to compile (prewarmed)
         self._count = 0
         # the baselines' per-kernel breakdowns for the task held (contestant -> breakdown):
-        # taken once, in the process's last judgement (see `Loaded.profiled`)
+        # taken once, by a process never timed again (see `_swap`)
         self.breakdowns: dict[str, dict[str, Any]] = {}
         self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
 
@@ -202,12 +199,27 @@ class JudgePool:
     def keep(self, reference: Loaded | None, baseline: Loaded | None) -> None:
         """Take back reference workers after a judgement: only alive ones, and only if every
         reply they owe is accounted for, or their next exchange would read a stale reply."""
-        self._reference = (reference if reference and reference.worker.alive
-                           and reference.worker.pending == 0 else None)
-        self._baseline = (baseline if baseline and baseline.worker.alive and not baseline.profiled
-                          and baseline.worker.pending == len(baseline.owed) else None)
-        if baseline is not None and baseline.profiled and self._fresh_baseline is None:
-            self._fresh_baseline = self._new_reference("baseline")  # its successor, now
+        reference = (reference if reference and reference.worker.alive
+                     and reference.worker.pending == 0 else None)
+        baseline = (baseline if baseline and baseline.worker.alive
+                    and baseline.worker.pending == len(baseline.owed) else None)
+        if baseline is not None and baseline.worker.profiled:
+            reference, baseline = self._swap(reference, baseline)
+        self._reference, self._baseline = reference, baseline
+
+    def _swap(self, reference: Loaded | None,
+              profiled: Loaded) -> tuple[Loaded | None, Loaded | None]:
+        """A profiled baseline process is never timed again. Both processes loaded the task
+        with the same weights, so they trade roles: the profiled one computes the next
+        judgement's reference outputs (never timed), the reference process compiles and
+        times the baselines (torch.compile's cache makes that about a second). Where there
+        is no reference to trade with, or a reply is still owed, it goes, and its successor
+        starts now."""
+        if reference is not None and not profiled.owed:
+            return Loaded(profiled.worker, reference.info), Loaded(reference.worker, {})
+        if self._fresh_baseline is None:
+            self._fresh_baseline = self._new_reference("baseline")
+        return reference, None
 
     def holds(self, worker: Worker) -> bool:
         return any(loaded is not None and loaded.worker is worker
@@ -233,8 +245,9 @@ class JudgePool:
             self._fresh_baseline = self._new_reference("baseline")
         if self._fresh_baseline is not None:
             references -= 1
-        while len(self._fresh) < references:
-            self._fresh.append(self._new_reference("reference"))
+        while len(self._fresh) < references:  # a warm pool's may trade roles (see `_swap`)
+            self._fresh.append(self._new_reference(
+                "reference", prewarm=prewarm and self.keep_warm))
 
     def prestart_for(self, options: JudgeOptions, device: str) -> None:
         """What a judgement with `options` on `device` will ask for. The prewarm is for CUDA
@@ -242,26 +255,28 @@ class JudgePool:
         self.prestart(2 if options.profile else 1,
                       prewarm=options.profile and options.compile_baseline and device == "cuda")
 
-    def new_reference(self, name: str) -> Worker:
-        """A reference process; "baseline" asks for one that will compile. One started
-        ahead if there is one (and, with `ahead`, its replacement starts now)."""
+    def new_reference(self, name: str, prewarm: bool = False) -> Worker:
+        """A reference process; "baseline" asks for one that will compile, `prewarm` for
+        one that may (a warm pool's on CUDA: see `_swap`). One started ahead if there is
+        one (and, with `ahead`, its replacement starts now)."""
         if name == "baseline" and self._fresh_baseline is not None:
             worker, self._fresh_baseline = self._fresh_baseline, None
             if self.ahead:
                 self._fresh_baseline = self._new_reference("baseline")
             if worker.alive:
                 return worker
-        while self._fresh:
-            worker = self._fresh.pop(0)
-            if worker.alive:
-                if self.ahead:
-                    self._fresh.append(self._new_reference("reference"))
-                return worker
-        return self._new_reference(name)
+        self._fresh = [worker for worker in self._fresh if worker.alive]
+        usable = [w for w in self._fresh if not (name == "baseline" and w.profiled)]
+        if usable:
+            self._fresh.remove(usable[0])
+            if self.ahead:
+                self._fresh.append(self._new_reference("reference"))
+            return usable[0]
+        return self._new_reference(name, prewarm)
 
-    def _new_reference(self, name: str) -> Worker:
+    def _new_reference(self, name: str, prewarm: bool = False) -> Worker:
         env = self._turn_env()
-        if name == "baseline":
+        if name == "baseline" or prewarm:
             env[PREWARM_ENV] = "compile"
         return Worker("reference", self._log(name), env)
 

@@ -46,7 +46,8 @@ class Session:
         warm_reference, warm_baseline = pool.references(task, device)
         self.init_seed = pool.init_seed
         self.reference_info = warm_reference.info if warm_reference else None
-        self.reference = warm_reference.worker if warm_reference else pool.new_reference("ref")
+        self.reference = warm_reference.worker if warm_reference else pool.new_reference(
+            "ref", prewarm=device == "cuda" and pool.keep_warm)  # may trade roles: `_swap`
         self._baseline = warm_baseline
         # Timeouts of the baseline replies still owed, a warm worker's left from before.
         self.baseline_pending: list[float] = list(warm_baseline.owed) if warm_baseline else []
@@ -65,7 +66,7 @@ class Session:
     def baseline_profiled(self) -> None:
         """The baseline process ran torch.profiler on CUDA: the pool keeps it no longer."""
         if self._baseline is not None and self.device == "cuda":
-            self._baseline.profiled = True
+            self._baseline.worker.profiled = True
 
     def boot_waited(self, worker: Worker, parts_s: dict[str, float]) -> dict[str, float]:
         """`parts_s` with `boot_waited`: the seconds of the worker's start-up (`boot`) that
