@@ -122,10 +122,11 @@ def _profiled(session: Session, verdict: Verdict, names: list[str], calls: int,
               reuse: bool = False) -> dict[str, dict[str, Any]]:
     """A round with the breakdown of each contestant. On CUDA a process once profiled
     launches slower ever after (1.22-1.29x per launch on an H200, 2026-12-04:
-    benchmarks/profiled_launch.py), so a baseline process is profiled once, in its last
-    judgement (the pool replaces it, see `Loaded.profiled`), and later judgements of the task
-    reuse its breakdown (it depends on the task, the mode and the device only). Eager still
-    runs, unprofiled: the candidate's outputs are checked against its."""
+    benchmarks/profiled_launch.py), so a baseline process is profiled once and never timed
+    again (it trades roles with the reference process: `JudgePool._swap`), and later
+    judgements of the task reuse its breakdown (it depends on the task, the mode and the
+    device only). Eager still runs, unprofiled: the candidate's outputs are checked against
+    its."""
     known = session.pool.breakdowns if session.device == "cuda" else {}
     run = [name for name in names if name == "eager" or name not in known]
     fresh = {name for name in run if name not in known}
