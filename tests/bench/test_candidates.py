@@ -39,6 +39,7 @@ def test_each_candidate_gets_its_verdict(judged) -> None:
     fast = got["level1/1_prefix_sum"]  # honestly faster; its reward is the judge's (noise, warm)
     assert fast["correct"] and fast["reward"] >= 1 and fast["speedup_vs_compile"] > 1.05
     assert fast["slot"] == "cpu:0" and fast["torch_version"]
+    assert {"speedup_vs_eager", "speedup_vs_compile"} <= set(fast["warm"])  # back to back
     assert {k: got[k]["status"] for k in got if k != "level1/1_prefix_sum"} == {
         "level1/2_swish_wrong": "wrong", "level1/3_swish_hang": "timeout",
         "level2/4_swish_build": "build_failed", "level2/5_swish_missing": "no_candidate"}
