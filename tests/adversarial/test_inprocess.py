@@ -67,9 +67,12 @@ def test_a_clock_forged_by_thirty_percent_is_replaced_by_the_judges_own(
         assert verdict.reward <= 1
         return
     assert notes, verdict.warnings
+    # Fully taken back, the forgery is 1/0.7 = 1.43x; the judge keeps back its allowance
+    # (the baselines' own spread), which a loaded 2-core machine widens: 1.14-1.18x there
+    # (2026-12-04). A judge that took back less than a quarter of it fails here.
     judged, own = map(float, re.findall(r"([\d.]+) ms", notes[0]))
-    assert judged / own > 1.2, notes[0]
+    assert judged / own > 1.1, notes[0]
     warm = [w for w in verdict.warnings if "the judge's figure is credited" in w]
     assert warm, verdict.warnings  # the back-to-back figure too
     judged, own = map(float, re.findall(r"([\d.]+) ms", warm[0]))
-    assert judged / own > 1.2, warm[0]
+    assert judged / own > 1.1, warm[0]

@@ -65,6 +65,10 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
             pool.prestart(2, prewarm=True)
             baseline, reference = pool.new_reference("baseline"), pool.new_reference("ref")
             assert baseline is not reference
+            for worker in (baseline, reference):  # alive and past its start: its own env
+                with pytest.raises(WorkerFailure) as answered:
+                    worker.call("no such request", 120)
+                assert answered.value.kind == "KeyError", answered.value
 
             assert worker_env_var(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
             assert worker_env_var(reference, "CUDAOPT_PREWARM") == reference_prewarmed
