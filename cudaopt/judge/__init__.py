@@ -114,7 +114,7 @@ __all__ = [
 #: Functions whose module imports torch, handed out as a stand-in that loads it on the first
 #: call: the agent, bench and the CLI name `check` at import, but a client of a warm judge
 #: never calls it.
-_ON_CALL = frozenset({"check", "outputs_vary"})
+_ON_CALL = frozenset({"check"})
 
 
 def __getattr__(name: str) -> Any:

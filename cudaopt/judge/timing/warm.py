@@ -127,16 +127,16 @@ def _profiled(session: Session, verdict: Verdict, names: list[str], calls: int,
     judgements of the task reuse its breakdown (it depends on the task, the mode and the
     device only). Eager still runs, unprofiled: the candidate's outputs are checked against
     its."""
-    known = session.pool.breakdowns if session.device == "cuda" else {}
-    run = [name for name in names if name == "eager" or name not in known]
-    fresh = {name for name in run if name not in known}
+    known = session.pool.breakdowns if session.device == "cuda" else {}  # CPU: none kept
+    fresh = [name for name in names if name not in known]
+    run = [name for name in names if name == "eager" or name in fresh]
     replies = _round(session, verdict, run, calls, profile={*fresh, "candidate"}, reuse=reuse)
-    if fresh and session.device == "cuda":
+    if fresh:
         session.baseline_profiled()
     for name in names:
         if name in known:
             replies[name] = {**replies.get(name, {}), "breakdown": known[name]}
-        elif session.device == "cuda" and "breakdown" in replies[name]:
+        elif "breakdown" in replies[name]:
             known[name] = replies[name]["breakdown"]
     return replies
 

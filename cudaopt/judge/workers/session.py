@@ -64,7 +64,8 @@ class Session:
         self.kernels: set[str] | None = None
 
     def baseline_profiled(self) -> None:
-        """The baseline process ran torch.profiler on CUDA: the pool keeps it no longer."""
+        """The baseline process ran torch.profiler: on CUDA, where that slows its launches
+        ever after, the pool never times it again (`JudgePool._swap`)."""
         if self._baseline is not None and self.device == "cuda":
             self._baseline.worker.profiled = True
 
