@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,14 @@ except BlockingIOError:
 
 
 def worker_env_var(worker, name: str) -> bytes:  # noqa: ANN001 - a judge Worker
-    """`NAME=value` from a running worker process's environment, or b"" if it has none."""
-    env = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().split(b"\0")
-    return next((x for x in env if x.startswith(name.encode() + b"=")), b"")
+    """`NAME=value` from a running worker process's environment, or b"" if it has none.
+    A process in the middle of its `exec` shows an empty environment for a moment (longer
+    on a loaded machine): read until it shows one."""
+    deadline = time.monotonic() + 30
+    while not (env := Path(f"/proc/{worker.proc.pid}/environ").read_bytes()):
+        assert worker.alive and time.monotonic() < deadline, worker.log_tail()
+        time.sleep(0.05)
+    return next((x for x in env.split(b"\0") if x.startswith(name.encode() + b"=")), b"")
 
 
 def lock_from_another_process(path: Path) -> str:

@@ -17,6 +17,7 @@ from cudaopt.judge import (
     Verdict,
     check,
     gpu_identity,
+    machine_lender,
     worker_env,
 )
 
@@ -34,6 +35,7 @@ class JudgeService:
         if config.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpu_identity(config.gpu)
         self.pool = JudgePool(env, wrapper=_wrapper(run_dir, config), confined=config.confined)
+        self.pool.lender = machine_lender()  # the task's pair outlives the run
         if config.judge_lock is not None:
             self.pool.lock = config.judge_lock
         self.tracker = BestTracker(task, run_dir, options, progress=progress,

@@ -16,7 +16,7 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.judge import JudgePool, gpu_identity, sandbox_off, worker_env
+from cudaopt.judge import JudgePool, gpu_identity, machine_lender, sandbox_off, worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
@@ -53,6 +53,7 @@ class SlotRunner:
                                    confined=self.sandbox != "none")
             gpu = gpu_identity(0) if self.spec.device == "cuda" else None  # ours is cuda:0
             self._pool.lock = device_lock(self.root, self.spec, gpu)  # shared with other judges
+            self._pool.lender = machine_lender()  # a task's pair outlives this run
             self._pool_key = key
         return self._pool
 

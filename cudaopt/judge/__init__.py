@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from cudaopt.judge.insight.ncu import run as run_ncu
     from cudaopt.judge.insight.ncu import unavailable as ncu_unavailable
     from cudaopt.judge.serving.client import remote_check
-    from cudaopt.judge.serving.machine_client import machine_check
+    from cudaopt.judge.serving.machine_client import machine_check, machine_lender
     from cudaopt.judge.serving.serve import find_server, serve
     from cudaopt.judge.serving.server import JudgeServer
     from cudaopt.judge.timing import pinning
@@ -78,6 +78,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "ncu_unavailable": ("cudaopt.judge.insight.ncu", "unavailable"),
     "remote_check": ("cudaopt.judge.serving.client", "remote_check"),
     "machine_check": ("cudaopt.judge.serving.machine_client", "machine_check"),
+    "machine_lender": ("cudaopt.judge.serving.machine_client", "machine_lender"),
     "find_server": ("cudaopt.judge.serving.serve", "find_server"),
     "serve": ("cudaopt.judge.serving.serve", "serve"),
     "JudgeServer": ("cudaopt.judge.serving.server", "JudgeServer"),
@@ -106,8 +107,8 @@ __all__ = [
     # sharing a host: GPU locks, CPU pinning
     "DeviceLock", "gpu_identity", "gpu_lock", "pinning",
     # serving, and what lies outside the verdict
-    "JudgeServer", "find_server", "serve", "remote_check", "machine_check", "ncu_unavailable",
-    "run_ncu",
+    "JudgeServer", "find_server", "serve", "remote_check", "machine_check", "machine_lender",
+    "ncu_unavailable", "run_ncu",
 ]
 
 

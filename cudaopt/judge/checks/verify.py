@@ -40,7 +40,8 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
     if session.reference_info is None:
         session.reference_info = ask_reference(
             session, "load", options.timeout_s, task=str(task.resolve()), device=session.device,
-            init_seed=init_seed, state_path=str(state_path), threads=session.threads)
+            init_seed=init_seed, state_path=str(state_path), threads=session.threads,
+            state_digest=session.pool.lender is not None)
         add_parts(verdict, "load.reference", session.boot_waited(
             session.reference, session.reference_info.pop("parts_s", {})))
         say("task loaded (reference worker)")

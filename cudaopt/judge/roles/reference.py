@@ -8,6 +8,8 @@ is the same on both sides.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import time
 from pathlib import Path
 from typing import Any
@@ -126,12 +128,13 @@ class ReferenceWorker:
             state = {key: value.detach().cpu() if isinstance(value, torch.Tensor) else value
                      for key, value in self.model.state_dict().items()}
         clock.lap("model")
-        torch.save(state, cmd["state_path"])
+        digest = save_state(state, Path(cmd["state_path"]), bool(cmd.get("state_digest")))
         del state
         clock.lap("state_dict")
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
         parts, self.boot = {**self.boot, **clock.parts}, {}
-        return {"device_name": name, "torch_version": torch.__version__, "parts_s": parts}
+        return {"device_name": name, "torch_version": torch.__version__, "parts_s": parts,
+                **({"state_sha256": digest} if digest else {})}
 
     def warm(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """One untimed call, so first-call costs (lazy init, allocator growth) come early."""
@@ -300,6 +303,20 @@ class ReferenceWorker:
 
     def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"findings": self.signal.findings(cmd["rtol"], cmd.get("scale", True))}
+
+
+def save_state(state: dict[str, Any], path: Path, digest: bool) -> str | None:
+    """Write the weights the candidate loads; with `digest`, the digest of the very bytes
+    written, taken before the file exists, so a candidate that writes to it later cannot
+    make a lender keep its version (`lending.keep_state`)."""
+    if not digest:
+        torch.save(state, path)
+        return None
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    data = buffer.getbuffer()
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
 
 
 def _finite(leaves: list[Any]) -> bool:

@@ -22,6 +22,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import fields
@@ -29,9 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.judge.building.caches import worker_env
+from cudaopt.judge.serving.lender import Store
+from cudaopt.judge.serving.wire import close_all, read_message, write_message
 from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
 from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.judge.workers.child import PACKAGE_PARENT
+from cudaopt.judge.workers.lending import from_wire, sent, to_wire
 from cudaopt.judge.workers.pool import JudgePool
 from cudaopt.task import BadInput
 
@@ -91,11 +95,13 @@ def same_user(conn: socket.socket) -> bool:
 
 class Pools:
     """The judge's warm pools by what a pool is bound to (device, caches, isolation), the
-    least recently used closed beyond `MAX_POOLS`."""
+    least recently used closed beyond `MAX_POOLS`. Each lends through `store`: a pool
+    moving to another task leaves its pair there, for itself or another process."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store | None = None) -> None:
         self._pools: OrderedDict[tuple[str, tuple[tuple[str, str], ...], bool], JudgePool] = (
             OrderedDict())
+        self.store = store
 
     def get(self, options: JudgeOptions) -> JudgePool:
         env = worker_env(options)
@@ -103,6 +109,7 @@ class Pools:
         key = (resolve_device(options.device), tuple(sorted(env.items())), isolate)
         if key not in self._pools:
             self._pools[key] = JudgePool(env, isolate=isolate)
+            self._pools[key].lender = self.store
         self._pools.move_to_end(key)
         while len(self._pools) > MAX_POOLS:
             _, old = self._pools.popitem(last=False)
@@ -122,44 +129,87 @@ def idle_s() -> float:
         return IDLE_S
 
 
+class Judge:
+    """The machine judge's state: its pools, the leases it keeps, one judgement at a time
+    (two would time at once), and the connections being answered, each in its own thread
+    so that a lease is handed over while a judgement runs."""
+
+    def __init__(self, path: Path):
+        self.store = Store(path.with_name(path.stem + "-leases"))
+        self.pools = Pools(self.store)
+        self.judging = threading.Lock()
+        self.busy = 0  # connections being answered: the judge is not idle while any is
+        self.last = time.monotonic()
+        self._count = threading.Lock()
+
+    def idle(self) -> bool:
+        with self._count:
+            return self.busy == 0 and time.monotonic() - self.last >= idle_s()
+
+    def handle(self, conn: socket.socket) -> None:
+        with self._count:
+            self.busy += 1
+        try:
+            with conn:
+                conn.settimeout(None)
+                if same_user(conn):
+                    answer(conn, self)
+        finally:
+            with self._count:
+                self.busy -= 1
+                self.last = time.monotonic()
+
+    def close(self) -> None:
+        self.pools.close()
+        self.store.close()
+
+
 def serve(path: Path) -> None:
-    """Answer judgements on `path` until idle for `idle_s()` seconds."""
+    """Answer judgements and leases on `path` until idle for `idle_s()` seconds."""
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     path.chmod(0o600)
     listener.listen(16)
-    listener.settimeout(5.0)
-    pools, last = Pools(), time.monotonic()
+    listener.settimeout(1.0)
+    judge = Judge(path)
     try:
-        while time.monotonic() - last < idle_s():
+        while not judge.idle():
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
-            with conn:
-                conn.settimeout(None)
-                if same_user(conn):
-                    answer(conn, pools)
-            last = time.monotonic()
+            threading.Thread(target=judge.handle, args=(conn,), daemon=True).start()
     finally:
         listener.close()
         if path.exists() and path.is_socket():
             path.unlink(missing_ok=True)
-        pools.close()
+        with judge.judging:
+            judge.close()
 
 
-def answer(conn: socket.socket, pools: Pools) -> None:
-    """One request: {"task", "candidate", "options"} in; progress lines, then the verdict."""
-    from cudaopt.judge.api import check
-
-    stream = conn.makefile("rwb")
+def answer(conn: socket.socket, judge: Judge) -> None:
+    """One request: a lease to borrow or give (see `lending`), or {"task", "candidate",
+    "options"} in and progress lines, then the verdict, out."""
+    request, fds = read_message(conn)
+    if request.get("op") in ("borrow", "give"):
+        lend(conn, judge.store, request, fds)
+        return
+    close_all(fds)
     try:
-        request = json.loads(stream.readline())
         options = options_from_json(request["options"])
         task, candidate = Path(request["task"]), Path(request["candidate"])
     except (ValueError, KeyError, TypeError):
         return  # not a client of ours
+    with judge.judging:
+        _judge(conn, judge.pools, task, candidate, options)
+
+
+def _judge(conn: socket.socket, pools: Pools, task: Path, candidate: Path,
+           options: JudgeOptions) -> None:
+    from cudaopt.judge.api import check
+
+    stream = conn.makefile("wb")
 
     def send(message: dict[str, Any]) -> None:
         stream.write((json.dumps(message) + "\n").encode())
@@ -180,6 +230,29 @@ def answer(conn: socket.socket, pools: Pools) -> None:
             pool.prestart_for(options, verdict.device)
     except (OSError, ValueError):
         pass  # the client went away: the next request finds the pool as it is
+
+
+def lend(conn: socket.socket, store: Store, request: dict[str, Any], fds: list[int]) -> None:
+    """Hand a lease out (its descriptors go, this process's ends close) or take one in."""
+    try:
+        if request["op"] == "give":
+            store.give(from_wire(request["lease"], fds))
+            write_message(conn, {"ok": True})
+            return
+        close_all(fds)
+        lease = store.borrow(str(request["key"]))
+        if lease is None:
+            write_message(conn, {"lease": None})
+            return
+        message, out = to_wire(lease)
+        try:
+            write_message(conn, {"lease": message}, out)
+        except OSError:
+            store.give(lease)  # the borrower went away: kept for the next
+            return
+        sent(lease, out)
+    except (KeyError, TypeError, ValueError, IndexError, OSError):
+        pass  # malformed: a lease that does not parse was never taken
 
 
 def options_to_json(options: JudgeOptions) -> dict[str, Any]:

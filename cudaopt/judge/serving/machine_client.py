@@ -22,9 +22,11 @@ from cudaopt.judge.serving.machine import (
     enabled,
     options_to_json,
 )
+from cudaopt.judge.serving.wire import close_all, read_message, write_message
 from cudaopt.judge.verdict.options import JudgeOptions, Progress
 from cudaopt.judge.verdict.verdict import Verdict
 from cudaopt.judge.workers.child import python_path
+from cudaopt.judge.workers.lending import Lease, Lender, from_wire, sent, to_wire
 
 MAIN = "cudaopt.judge.serving.machine_main"
 
@@ -56,6 +58,61 @@ def machine_check(task: Path, candidate: Path, options: JudgeOptions,
         pass  # it went away mid-line
     progress("the warm judge stopped in the middle of this judgement: judging here instead")
     return None
+
+
+class MachineLender:
+    """The machine judge as the `Lender` of a pool in another process (a bench's or reward
+    service's slot, an agent run): its pair goes to the judge when it moves on, and the next
+    pool of the task, here or in a later run, borrows it instead of loading its own. Asking
+    costs a connection (about a millisecond); giving starts the judge where none runs."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def borrow(self, key: str) -> Lease | None:
+        try:
+            conn = _connect(self.path)
+            if conn is None:
+                return None
+            with conn:
+                write_message(conn, {"op": "borrow", "key": key})
+                message, fds = read_message(conn)
+        except OSError:
+            return None
+        if not message.get("lease"):
+            close_all(fds)
+            return None
+        return from_wire(message["lease"], fds)
+
+    def give(self, lease: Lease) -> None:
+        """Always takes the lease: kept by the judge, or closed where none answers."""
+        try:
+            conn = _connect(self.path) or _start(self.path, lambda _: None)
+        except OSError:
+            conn = None
+        if conn is None:
+            lease.close()
+            return
+        message, fds = to_wire(lease)
+        answered = False
+        try:
+            with conn:
+                write_message(conn, {"op": "give", "lease": message}, fds)
+                answered = bool(read_message(conn)[0].get("ok"))
+        except OSError:
+            pass
+        sent(lease, fds, delivered=answered)
+
+
+def machine_lender() -> Lender | None:
+    """The lender a warm pool outside the machine judge uses, or None where the warm judge
+    is turned off (CUDAOPT_WARM_JUDGE=0) or its folder is not this user's own."""
+    if not enabled():
+        return None
+    try:
+        return MachineLender(address())
+    except OSError:
+        return None
 
 
 def _connect(path: Path) -> socket.socket | None:

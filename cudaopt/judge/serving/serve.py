@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cudaopt.judge.building.caches import worker_env
+from cudaopt.judge.serving.machine_client import machine_lender
 from cudaopt.judge.serving.server import JudgeServer
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.pool import JudgePool
@@ -26,6 +27,7 @@ def serve(folder: Path, options: JudgeOptions, ready: Callable[[Path], None]) ->
     """Serve judgements of candidates under `folder` until interrupted (KeyboardInterrupt)."""
     folder = folder.resolve()
     pool = JudgePool(worker_env(options))
+    pool.lender = machine_lender()  # its task's pair outlives it
     server = JudgeServer(None, pool, folder, options)  # the state folder holds its path
     pointer = state_dir(folder) / POINTER
     try:

@@ -75,7 +75,10 @@ def _hostile(reply: Any) -> None:
 def _death(code: int | None, wrapped: bool) -> str:
     """A sandbox (bwrap) reports its child's death by signal N as exit code 128+N, as a
     shell does; the verdict names the signal either way, so a segfault reads the same
-    isolated or not."""
+    isolated or not. None: a process handed over by another judge process, whose status
+    only the process that started it can read."""
+    if code is None:
+        return "exited (handed over by another judge process: its status went to that one)"
     number = -code if code is not None and code < 0 else 0
     if wrapped and code is not None and code > 128:
         number = code - 128
@@ -99,7 +102,7 @@ class Worker:
         # "triton"): (the judge's folder, the worker's own); see `extdir.seed_build`
         self.caches: dict[str, tuple[Path, Path]] = {}
         read_fd, write_fd = os.pipe()
-        self._log = open(log_path, "wb")
+        self._log = open(log_path, "w+b")  # read back through the same descriptor
         self.spawned_at = time.time()  # with the worker's `boot`, when it was ready
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
                     "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(self.spawned_at),
@@ -107,7 +110,7 @@ class Worker:
         argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
         if wrap is not None:
             argv, full_env = wrap(argv, full_env)
-        self.proc = subprocess.Popen(
+        self.proc: Any = subprocess.Popen(  # or a `lending.Adopted`, handed over
             argv,
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
             pass_fds=(write_fd,), env=full_env, start_new_session=True,
@@ -118,6 +121,30 @@ class Worker:
         self._reply = os.fdopen(read_fd, "rb")
         self._buffer = b""
         self._wrapped = wrap is not None
+
+    @classmethod
+    def adopt(cls, role: str, proc: Any, commands: int, reply: int, log: int,
+              buffer: bytes = b"") -> Worker:
+        """A worker another judge process started and handed over (see `lending`): `proc`
+        stands in for its `Popen`, the descriptors are its pipes and its log."""
+        worker = cls.__new__(cls)
+        worker.role, worker.proc, worker.pending, worker.profiled = role, proc, 0, False
+        worker.caches, worker.spawned_at = {}, 0.0
+        worker.log_path = Path(f"/proc/{proc.pid}/fd/1")
+        worker._log = os.fdopen(log, "r+b")
+        worker._commands = os.fdopen(commands, "wb")
+        worker._reply = os.fdopen(reply, "rb")
+        worker._buffer, worker._wrapped = buffer, False
+        return worker
+
+    def descriptors(self) -> tuple[int, int, int]:
+        """Its command pipe, reply pipe and log, to hand it over to another process."""
+        return self._commands.fileno(), self._reply.fileno(), self._log.fileno()
+
+    @property
+    def buffered(self) -> bytes:
+        """Reply bytes read from the pipe but not yet taken: they travel with a handover."""
+        return self._buffer
 
     @property
     def alive(self) -> bool:
@@ -169,11 +196,15 @@ class Worker:
         return f"worker process {_death(code, self._wrapped)}\n{self.log_tail()}"
 
     def log_tail(self, limit: int = 4000) -> str:
-        self._log.flush()
+        """Through the descriptor the worker writes to: a worker handed over by another
+        process may log to a file that process has since removed."""
         try:
-            return self.log_path.read_text(errors="replace")[-limit:]
-        except OSError:
+            fd = self._log.fileno()
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, 4 * limit, max(0, size - 4 * limit))
+        except (OSError, ValueError):
             return ""
+        return data.decode(errors="replace")[-limit:]
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -192,5 +223,16 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
         self.kill()
-        self._reply.close()
-        self._log.close()
+        self.release()
+
+    def release(self) -> None:
+        """Close this process's ends only: after a handover, the process lives on."""
+        for end in (self._commands, self._reply, self._log):
+            try:
+                end.close()
+            except OSError:
+                pass
+        pidfd = getattr(self.proc, "pidfd", None)  # a handed-over worker's (`lending`)
+        if pidfd is not None:
+            os.close(pidfd)
+            self.proc.pidfd = None

@@ -17,7 +17,6 @@ import tempfile
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,12 @@ from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, confine
+from cudaopt.judge.workers.lending import STATE_NAME, Lease, Lender, Loaded, borrow, lease_key
+from cudaopt.judge.workers.scratch import scratch_root
 
 #: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
 #: the folders it must be able to write; returns the argv and environment to run with.
 Wrapper = Callable[[list[str], dict[str, str], list[Path]], tuple[list[str], dict[str, str]]]
-
-
-@dataclass
-class Loaded:
-    """A reference worker that has loaded one task and answered every message sent to it."""
-
-    worker: Worker
-    info: dict  # the load reply: device name, torch version
-    compiled: str | None = None  # torch.compile mode it holds, if any
-    owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
 
 
 class JudgePool:
@@ -78,6 +69,10 @@ class JudgePool:
         # the baselines' per-kernel breakdowns for the task held (contestant -> breakdown):
         # taken once, by a process never timed again (see `_swap`)
         self.breakdowns: dict[str, dict[str, Any]] = {}
+        # the machine's warm judge: takes the loaded pair this pool lets go and lends it
+        # to the next pool of the same task, in this process or another (see `lending`)
+        self.lender: Lender | None = None
+        self._lease_key: str | None = None
         self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
 
     def _log(self, name: str) -> Path:
@@ -160,15 +155,36 @@ class JudgePool:
         shutil.copyfile(task, copy)
         return copy
 
-    def references(self, task: Path, device: str) -> tuple[Loaded | None, Loaded | None]:
+    def references(self, task: Path, device: str,
+                   threads: int | None = None) -> tuple[Loaded | None, Loaded | None]:
         """The warm reference and baseline workers for `task`'s content as it is on disk now,
         if any: the same task under another path (a run's workspace copy, a bench's job
-        folder) finds them too."""
-        key = (hashlib.sha256(task.read_bytes()).hexdigest(), device)
-        if key != self._key:
+        folder) finds them too, and so does another pool of the lender's."""
+        digest = hashlib.sha256(task.read_bytes()).hexdigest()
+        if (digest, device) != self._key:
             self._drop()
-            self._key = key
+            self._key = (digest, device)
+            self._lease_key = lease_key(self.env, digest, device, threads)
+            self._borrow(self._lease_key)
         return self._reference, self._baseline
+
+    def _borrow(self, key: str) -> None:
+        """The lender's pair for this task, its weights copied where this pool's candidates
+        read them."""
+        lease = borrow(self.lender, key, self.scratch) if self.keep_warm else None
+        if lease is None:
+            return
+        self._reference, self._baseline = lease.reference, lease.baseline
+        self.init_seed, self.breakdowns = lease.init_seed, lease.breakdowns
+
+    def _lease(self) -> Lease | None:
+        """The pair held, as a lease the lender can keep: loaded, sound, weights known."""
+        if (self.lender is None or self._reference is None or self._lease_key is None
+                or not self.keep_warm):
+            return None
+        lease = Lease(self._lease_key, self._reference, self._baseline, self.init_seed,
+                      self.scratch / STATE_NAME, self.breakdowns)
+        return lease if lease.sound() else None
 
     def reseed(self) -> None:
         """New weights for the next judgement (a final check): the warm reference and
@@ -226,9 +242,14 @@ class JudgePool:
                    for loaded in (self._reference, self._baseline))
 
     def _drop(self) -> None:
-        for loaded in (self._reference, self._baseline):
-            if loaded is not None:
-                loaded.worker.close()
+        """Let the held pair go: to the lender, which owns it from now on, or closed."""
+        lease = self._lease()
+        if lease is not None and self.lender is not None:
+            self.lender.give(lease)
+        else:
+            for loaded in (self._reference, self._baseline):
+                if loaded is not None:
+                    loaded.worker.close()
         self._reference = self._baseline = None
         self.breakdowns = {}
         self.init_seed = int.from_bytes(os.urandom(7), "little")
@@ -287,17 +308,3 @@ class JudgePool:
                 worker.close()
         self._fresh, self._spare, self._fresh_baseline = [], None, None
         shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-SHM_MIN_FREE_BYTES = 4 << 30
-
-
-def scratch_root() -> str | None:
-    """Outputs that cannot pass by CUDA IPC cross between workers through files: RAM-backed
-    /dev/shm when it is roomy (containers often cap it at 64 MiB, and a full tmpfs kills the
-    writer with SIGBUS), else the system's temporary folder."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        return None
-    stat = os.statvfs(shm)
-    return str(shm) if stat.f_bavail * stat.f_frsize >= SHM_MIN_FREE_BYTES else None

@@ -14,7 +14,8 @@ from typing import Any
 from cudaopt.judge.building.extdir import keep_build
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.child import Worker
-from cudaopt.judge.workers.pool import JudgePool, Loaded
+from cudaopt.judge.workers.lending import STATE_NAME, Loaded
+from cudaopt.judge.workers.pool import JudgePool
 from cudaopt.judge.workers.replies import digest_of
 
 
@@ -42,8 +43,9 @@ class Session:
         self._rng = (secrets.SystemRandom() if options.seed is None
                      else random.Random(options.seed))
         self.scratch = Path(tempfile.mkdtemp(prefix="judge-", dir=pool.scratch))
-        self.state_path = pool.scratch / "state_dict.pt"
-        warm_reference, warm_baseline = pool.references(task, device)
+        self.state_path = pool.scratch / STATE_NAME
+        self.threads = cpu_threads(options) if device == "cpu" else None
+        warm_reference, warm_baseline = pool.references(task, device, self.threads)
         self.init_seed = pool.init_seed
         self.reference_info = warm_reference.info if warm_reference else None
         self.reference = warm_reference.worker if warm_reference else pool.new_reference(
@@ -56,7 +58,6 @@ class Session:
         self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
         self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
         self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
-        self.threads = cpu_threads(options) if device == "cpu" else None
         self.candidate_path: Path | None = None  # the model_new.py being judged
         # what the candidate committed to for each kept output (see `digest`), by key
         self.committed: dict[str, str] = {}
@@ -119,6 +120,10 @@ class Session:
         if reply.get("memory_gib") is not None:
             self.memory_gib[worker] = reply["memory_gib"]
 
+    def _held_gib(self, worker: str) -> float:
+        """Device memory the worker last held (0 on a CPU): what keeping it costs a lender."""
+        return float((self.memory_gib.get(worker) or [0.0, 0.0])[-1])
+
     def memory_note(self) -> str:
         """For progress messages: large tasks run close to the device's memory."""
         if not self.memory_gib:
@@ -153,9 +158,11 @@ class Session:
             keep_build(self.candidate_path, self.candidate.caches)
         reference = None
         if self.reference_info is not None:
-            reference = Loaded(self.reference, self.reference_info)
+            reference = Loaded(self.reference, self.reference_info,
+                               device_gib=self._held_gib("reference"))
         if self._baseline is not None:
             self._baseline.owed = self.baseline_pending
+            self._baseline.device_gib = self._held_gib("baseline")
         if self.pool.keep_warm:
             self.pool.keep(reference, self._baseline)
         baseline = [self._baseline.worker] if self._baseline is not None else []

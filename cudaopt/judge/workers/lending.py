@@ -1,0 +1,209 @@
+"""A task's warm reference and baseline processes, handed from one judge process to another.
+
+Every tool that judges keeps a pool of workers, but a pool dies with its process: the next
+`cudaopt bench`, `optimize` or `env serve` of the same task paid 10-20 s again (an H200
+host) for processes importing torch and torch.compile and loading the task. A pool with a
+`Lender` (the machine's warm judge, `serving.machine`) gives its loaded pair away when it
+moves to another task or closes, and asks for one before it starts its own.
+
+Only the two trusted processes ever travel: neither imports candidate code, and a pool
+still starts every candidate process itself. A handover moves ownership: the giver sends
+the pipes, the log and a pidfd over a Unix socket (SCM_RIGHTS) and closes its own ends, so
+the process is never driven by two judges, and dies (its commands pipe closed) if the one
+holding it dies. The weights the candidate loads travel as a file whose digest the
+reference took from the bytes it wrote, before any candidate could touch the copy.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import select
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from cudaopt.judge.workers.child import Worker
+
+#: The weights' file in a pool's scratch folder, where its candidates load them from.
+STATE_NAME = "state_dict.pt"
+
+
+@dataclass
+class Loaded:
+    """A reference worker that has loaded one task and answered every message sent to it."""
+
+    worker: Worker
+    info: dict  # the load reply: device name, torch version, the weights' digest
+    compiled: str | None = None  # torch.compile mode it holds, if any
+    owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
+    device_gib: float = 0.0  # device memory it last held: what a lender pays to keep it
+
+
+class Adopted:
+    """Stands in for the `Popen` of a worker that another process started: only its parent
+    can read its exit status, so a pidfd says whether it lives."""
+
+    def __init__(self, pid: int, pidfd: int):
+        self.pid = pid
+        self.pidfd: int | None = pidfd  # None once handed on: no longer ours to watch
+        self.returncode: int | None = None
+        self.exited = False
+
+    def poll(self) -> int | None:
+        """None while it runs; once it has exited, its status where this process can read
+        it (it is our own child), else 0."""
+        if self.pidfd is None:
+            return 0
+        if not self.exited and select.select([self.pidfd], [], [], 0)[0]:
+            self._exited()
+        return None if not self.exited else (self.returncode or 0)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self.exited and self.pidfd is not None:
+            if not select.select([self.pidfd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0.0)
+            self._exited()
+        return self.returncode
+
+    def _exited(self) -> None:
+        self.exited = True
+        try:
+            _, status = os.waitpid(self.pid, os.WNOHANG)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:
+            pass  # another process's child: its status is not ours to read
+
+
+@dataclass
+class Lease:
+    """A task's loaded reference (and baseline) with what a pool needs to judge with them:
+    the seed their weights were drawn from, the weights' file, the baselines' breakdowns."""
+
+    key: str
+    reference: Loaded
+    baseline: Loaded | None
+    init_seed: int
+    state: Path  # the weights the candidate loads (`info["state_sha256"]` is their digest)
+    breakdowns: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def device_gib(self) -> float:
+        return sum(held.device_gib for held in self.loaded)
+
+    @property
+    def loaded(self) -> list[Loaded]:
+        return [self.reference] + ([self.baseline] if self.baseline is not None else [])
+
+    def sound(self) -> bool:
+        """Alive, every owed reply accounted for, its weights' digest known."""
+        return (all(held.worker.alive and held.worker.pending == len(held.owed)
+                    for held in self.loaded)
+                and isinstance(self.reference.info.get("state_sha256"), str))
+
+    def close(self) -> None:
+        for held in self.loaded:
+            held.worker.close()
+
+
+class Lender(Protocol):
+    """Keeps leases between the pools that give and borrow them."""
+
+    def borrow(self, key: str) -> Lease | None: ...
+
+    def give(self, lease: Lease) -> None: ...
+
+
+def borrow(lender: Lender | None, key: str, scratch: Path) -> Lease | None:
+    """The lender's lease for `key`, its weights copied into `scratch`, where the borrowing
+    pool's candidates load them; None where there is none, or the copy failed."""
+    lease = lender.borrow(key) if lender is not None else None
+    if lease is None:
+        return None
+    try:
+        shutil.copyfile(lease.state, scratch / STATE_NAME)
+    except OSError:
+        lease.close()
+        return None
+    return lease
+
+
+def lease_key(env: dict[str, str], task_digest: str, device: str, threads: int | None) -> str:
+    """What a loaded pair is bound to: its environment (caches, visible GPU, the GPU's turn
+    lock), the task's content, the device and, on a CPU, the intra-op threads every worker
+    of a judgement must share."""
+    text = json.dumps([sorted(env.items()), task_digest, device, threads])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def keep_state(lease: Lease, folder: Path) -> bool:
+    """Copy the lease's weights into `folder` (the lender's own), checked against the digest
+    the reference took as it wrote them: the giver's copy sat where its candidates could
+    write. False, and nothing kept, where they no longer match."""
+    target = folder / f"{lease.key}-{lease.init_seed}.pt"  # same key and seed: same weights
+    try:
+        shutil.copyfile(lease.state, target)
+        if file_digest(target) == lease.reference.info["state_sha256"]:
+            lease.state = target
+            return True
+    except (OSError, KeyError):
+        pass
+    target.unlink(missing_ok=True)
+    return False
+
+
+def to_wire(lease: Lease) -> tuple[dict[str, Any], list[int]]:
+    """The lease as a JSON-able message and the descriptors that go with it: per worker its
+    command pipe, reply pipe, log and a pidfd."""
+    workers, fds = [], []
+    for held in lease.loaded:
+        worker = held.worker
+        pidfd = getattr(worker.proc, "pidfd", None)
+        fds += [*worker.descriptors(), pidfd if pidfd is not None else
+                os.pidfd_open(worker.proc.pid)]
+        workers.append({"pid": worker.proc.pid, "info": held.info, "compiled": held.compiled,
+                        "owed": held.owed, "pending": worker.pending,
+                        "device_gib": held.device_gib,
+                        "profiled": worker.profiled,
+                        "buffer": base64.b64encode(worker.buffered).decode()})
+    return {"key": lease.key, "init_seed": lease.init_seed, "state": str(lease.state),
+            "breakdowns": lease.breakdowns, "workers": workers}, fds
+
+
+def sent(lease: Lease, fds: list[int], delivered: bool = True) -> None:
+    """After `to_wire`'s message: delivered, the receiver holds the processes now and this
+    process's ends close; else the processes are closed. Pidfds opened for the message
+    close either way."""
+    for held, pidfd in zip(lease.loaded, fds[3::4], strict=True):
+        if getattr(held.worker.proc, "pidfd", None) != pidfd:
+            os.close(pidfd)
+        if delivered:
+            held.worker.release()
+        else:
+            held.worker.close()
+
+
+def from_wire(message: dict[str, Any], fds: list[int]) -> Lease:
+    """The lease `to_wire` sent, its workers adopted from the descriptors received."""
+    loaded = []
+    for n, item in enumerate(message["workers"]):
+        commands, reply, log, pidfd = fds[4 * n:4 * n + 4]
+        worker = Worker.adopt("reference", Adopted(int(item["pid"]), pidfd), commands, reply,
+                              log, base64.b64decode(item["buffer"]))
+        worker.pending, worker.profiled = int(item["pending"]), bool(item["profiled"])
+        loaded.append(Loaded(worker, item["info"], item["compiled"],
+                             [float(t) for t in item["owed"]], float(item["device_gib"])))
+    return Lease(message["key"], loaded[0], loaded[1] if len(loaded) > 1 else None,
+                 int(message["init_seed"]), Path(message["state"]), message["breakdowns"])
