@@ -19,6 +19,7 @@ import pytest
 
 from cudaopt.judge import JudgeOptions, JudgePool, check, worker_env
 from cudaopt.judge.serving.lender import Store
+from tests.conftest import ROOT
 from tests.judge.test_machine_judge import ZOO, _judges
 
 OPTIONS = JudgeOptions(device="cpu", time_budget_s=2.0)
@@ -28,12 +29,13 @@ POOL = """
 import json, os, sys
 from pathlib import Path
 from cudaopt.judge import JudgeOptions, JudgePool, check, machine_lender, worker_env
-options = JudgeOptions(device="cpu", time_budget_s=2.0)
+options = JudgeOptions(device=sys.argv[4], time_budget_s=2.0)
 pool = JudgePool(worker_env(options))
 pool.lender = machine_lender()
 verdict = check(Path(sys.argv[1]), Path(sys.argv[2]), options, pool=pool)
-held = [pool._reference.worker.proc.pid, pool._baseline.worker.proc.pid]
-print(json.dumps({"correct": verdict.correct, "phases": verdict.phases_s, "held": held}))
+held = [held.worker.proc.pid for held in (pool._reference, pool._baseline) if held]
+print(json.dumps({"correct": verdict.correct, "phases": verdict.phases_s, "held": held,
+                  "kernels_ran": verdict.kernels_ran}))
 sys.stdout.flush()
 if sys.argv[3] == "die":
     os._exit(1)
@@ -50,10 +52,10 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _pool(env: dict[str, str], then: str = "close") -> dict:
-    proc = subprocess.run([sys.executable, "-c", POOL, str(ZOO / "task.py"),
-                           str(ZOO / "correct.py"), then], env=env, capture_output=True,
-                          text=True, timeout=900)
+def _pool(env: dict[str, str], then: str = "close", task: Path = ZOO / "task.py",
+          candidate: Path = ZOO / "correct.py", device: str = "cpu") -> dict:
+    proc = subprocess.run([sys.executable, "-c", POOL, str(task), str(candidate), then,
+                           device], env=env, capture_output=True, text=True, timeout=900)
     assert proc.stdout.startswith("{"), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(proc.stdout.splitlines()[0])
 
@@ -146,4 +148,38 @@ def test_a_check_after_a_bench_of_the_task_finds_it_loaded(env: dict[str, str],
     line = json.loads((tmp_path / "bench" / "results.jsonl").read_text().splitlines()[0])
     assert line["correct"], line
     verdict, _ = _cli_check(env, suite / "1_zoo.py", candidates / "model_new.py", tmp_path)
+    assert verdict["correct"] and not _loaded(verdict["phases_s"]), verdict["phases_s"]
+
+
+@pytest.mark.gpu
+def test_a_pair_lent_on_the_gpu_judges_a_cuda_candidate(env: dict[str, str]) -> None:
+    """On CUDA the borrowed reference hands its outputs to a candidate process it never met
+    (CUDA IPC between unrelated processes), and the baselines' breakdown travels with it."""
+    folder = ROOT / "examples" / "fused_swish_cuda"
+    runs = [_pool(env, task=folder / "model.py", candidate=folder / "model_new.py",
+                  device="cuda") for _ in range(2)]
+    assert all(run["correct"] and run["kernels_ran"] for run in runs), runs
+    assert _loaded(runs[0]["phases"]) and not _loaded(runs[1]["phases"])
+    assert runs[0]["held"][0] in runs[1]["held"]  # its reference, whatever role it has now
+
+
+@pytest.mark.slow
+def test_a_check_after_an_optimize_run_finds_the_task_loaded(env: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    """The run's own pool gives its pair away when the run ends: checking its best kernel
+    afterwards, as a user does before merging the branch, loads nothing."""
+    folder = tmp_path / "prefix_sum_cpu"
+    folder.mkdir()
+    shutil.copy(ROOT / "examples" / "prefix_sum_cpu" / "model.py", folder / "model.py")
+    for argv in (["init", "-q"], ["add", "."],
+                 ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "t"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True)
+    replay = ROOT / "examples" / "replay" / "prefix_sum_cpu.jsonl"
+    ran = subprocess.run([sys.executable, "-m", "cudaopt.cli", "optimize",
+                          "prefix_sum_cpu/model.py", "--model", f"replay:{replay}",
+                          "--device", "cpu", "--sandbox", "none"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    [run] = (folder / ".cudaopt" / "runs").iterdir()
+    verdict, _ = _cli_check(env, folder / "model.py", run / "best" / "model_new.py", tmp_path)
     assert verdict["correct"] and not _loaded(verdict["phases_s"]), verdict["phases_s"]

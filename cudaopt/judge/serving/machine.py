@@ -11,7 +11,10 @@ user can enter; it answers only its own user, holds at most `MAX_POOLS` tasks' w
 exits when idle for `CUDAOPT_WARM_IDLE_S` seconds (600 by default). Killed or crashed, the
 judgement it was running is judged again in the caller's own process, and the next check
 starts a new one. Candidates still run in a process of their own each time: only the
-reference and baseline workers, which never import a candidate, are shared.
+reference and baseline workers, which never import a candidate, are shared. It also keeps
+the loaded pairs that other tools' pools let go (a bench's slot, an agent run, `cudaopt
+serve`) and lends them to the next pool of their task, its own included (`lender`,
+`workers.lending`).
 """
 
 from __future__ import annotations
@@ -179,6 +182,7 @@ def serve(path: Path) -> None:
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
+            judge.last = time.monotonic()  # not idle while its thread starts
             threading.Thread(target=judge.handle, args=(conn,), daemon=True).start()
     finally:
         listener.close()

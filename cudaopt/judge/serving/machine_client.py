@@ -68,6 +68,7 @@ class MachineLender:
 
     def __init__(self, path: Path):
         self.path = path
+        self.unreachable = False  # a judge that would not start is not waited for again
 
     def borrow(self, key: str) -> Lease | None:
         try:
@@ -87,10 +88,12 @@ class MachineLender:
     def give(self, lease: Lease) -> None:
         """Always takes the lease: kept by the judge, or closed where none answers."""
         try:
-            conn = _connect(self.path) or _start(self.path, lambda _: None)
+            conn = _connect(self.path) or (
+                None if self.unreachable else _start(self.path, lambda _: None))
         except OSError:
             conn = None
         if conn is None:
+            self.unreachable = True
             lease.close()
             return
         message, fds = to_wire(lease)
