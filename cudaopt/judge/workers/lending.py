@@ -140,22 +140,18 @@ def lease_key(env: dict[str, str], task_digest: str, device: str, threads: int |
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def keep_state(lease: Lease, folder: Path) -> bool:
     """Copy the lease's weights into `folder` (the lender's own), checked against the digest
     the reference took as it wrote them: the giver's copy sat where its candidates could
     write. False, and nothing kept, where they no longer match."""
     target = folder / f"{lease.key}-{lease.init_seed}.pt"  # same key and seed: same weights
+    h = hashlib.sha256()
     try:
-        shutil.copyfile(lease.state, target)
-        if file_digest(target) == lease.reference.info["state_sha256"]:
+        with open(lease.state, "rb") as source, open(target, "wb") as copy:
+            for chunk in iter(lambda: source.read(1 << 22), b""):
+                h.update(chunk)  # the bytes as kept, in the one pass that copies them
+                copy.write(chunk)
+        if h.hexdigest() == lease.reference.info["state_sha256"]:
             lease.state = target
             return True
     except (OSError, KeyError):
