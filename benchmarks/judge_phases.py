@@ -54,18 +54,28 @@ def judge(task: Path, candidate: Path, device: str, env: dict[str, str],
     return wall, json.loads(out.read_text()) if out.is_file() else None, log[-2000:]
 
 
-def stop_judges(folder: Path) -> None:
-    """Kill the warm judges (and their workers, a process group each) this run started."""
+def warm_judges(folder: Path | None = None) -> set[int]:
+    """The pids of this machine's warm judges (of those serving under `folder`, if given)."""
+    found = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"cudaopt.judge.serving.machine_main" in argv and str(folder).encode() in argv:
-            try:
-                os.killpg(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if b"cudaopt.judge.serving.machine_main" in argv and (
+                folder is None or str(folder).encode() in argv):
+            found.add(int(pid))
+    return found
+
+
+def stop_judges(folder: Path | None = None, keep: frozenset[int] = frozenset()) -> None:
+    """Kill the warm judges (and their workers, a process group each) this run started:
+    those under `folder`, or all but `keep`."""
+    for pid in warm_judges(folder) - keep:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def line(name: str, run: int, wall: float, verdict: dict) -> str:

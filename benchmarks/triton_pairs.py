@@ -14,8 +14,10 @@ the Triton compile time from the verdicts' `phases_s` where the judge reports it
 
 The whole run stops at `--time` seconds (default 540, under a 10-minute call): each bench
 runs in a process group of its own, which is killed on the deadline, on Ctrl-C and on
-SIGTERM, so nothing it started outlives the script. Finished lines stay in `--out`, and
-running the same command with the same `--out` continues without re-judging them.
+SIGTERM, so nothing it started outlives the script; a warm judge the benches started (the
+CUDA bench borrows the pairs the Triton one lent it) is stopped at the end. Finished lines
+stay in `--out`, and running the same command with the same `--out` continues without
+re-judging them.
 `--dry-run` assembles the suite, checks every candidate is where bench looks for it, and
 prints the commands without running them (it works on a machine without a GPU).
 """
@@ -34,7 +36,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from cudaopt.bench.results import read_lines
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judge_phases import stop_judges, warm_judges  # noqa: E402
+
+from cudaopt.bench.results import read_lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "benchmarks" / "triton_pairs"
@@ -119,6 +124,13 @@ def describe(backend: str, line: dict) -> str:
     why = (line.get("violations") or [""])[0] or (error.splitlines()[-1] if error else "")
     if why and (not line.get("correct") or line.get("reward") == -1):
         text += f"\n         {line.get('status')}: {why[:WIDTH * 2]}"
+    elif line.get("reward") == 1 and (line.get("speedup_vs_eager") or 0) > 1:
+        notes = [w for w in line.get("warnings") or [] if "without isolation" not in w]
+        notes += ["noisy"] if line.get("noisy") else []
+        cold_low = ratio(line.get("speedup_vs_eager_low"))
+        warm_low = ratio((line.get("warm") or {}).get("speedup_vs_eager_low"))
+        text += (f"\n         no speed milestone: cold low x{cold_low}, warm low x{warm_low} "
+                 f"eager; {'; '.join(notes)[:WIDTH * 2] or '-'}")
     return text
 
 
@@ -286,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         args.out.mkdir(parents=True, exist_ok=True)
         signal.signal(signal.SIGTERM, _raise_stop)
+        judges_before = frozenset(warm_judges())
         status = 0
         try:
             for i, (backend, command) in enumerate(commands.items()):
@@ -302,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         except (KeyboardInterrupt, Stop):
             print("interrupted: the benches were stopped", flush=True)
             status = 130
+        stop_judges(keep=judges_before)  # the benches lent their pairs to a warm judge
         print(gpu_holders(), flush=True)
         print("\n".join(table(args.out)))
         print(f"results: {args.out}/triton, {args.out}/cuda (logs beside them)")

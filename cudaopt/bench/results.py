@@ -20,7 +20,7 @@ VERDICT_FIELDS = ("status", "compiled", "correct", "reward", "speedup_vs_eager",
                   "eager_ms", "compile_ms", "candidate_ms", "eager_spread_ms",
                   "compile_spread_ms", "candidate_spread_ms", "violations", "warnings",
                   "build_s", "verify_s", "profile_s", "phases_s", "remeasured", "device",
-                  "timing_cpu", "backend", "kernels_ran", "isolated", "warm")
+                  "timing_cpu", "backend", "kernels_ran", "isolated", "warm", "noisy")
 ERROR_CHARS = 2000
 
 

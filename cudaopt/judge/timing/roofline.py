@@ -146,3 +146,21 @@ def distance(task: dict[str, Any], peaks: dict[str, Any], ms: float) -> dict[str
             "achieved_tflops": task["flops"] / seconds / 1e12 if task["flops"] else None,
             "bound": "compute" if compute_s > memory_s else "memory",
             "bound_ms": bound_s * 1e3, "pct_of_roofline": 100 * bound_s / seconds}
+
+
+def distances(traits: dict[str, Any], times: dict[str, Any], breakdown: dict[str, Any],
+              label: str) -> dict[str, Any]:
+    """Each contestant's call (`times`: warm, or cold where no warm figure exists) against
+    the roofline; the candidate's kernel too, when it is the call's only kernel (then the
+    call's bytes and FLOPs are all its own)."""
+    task, peaks = traits["task"], traits["peaks"]
+    found: dict[str, Any] = {"task": task, "peaks": peaks, "time": label}
+    for name in ("eager", "compile", "candidate"):
+        if times.get(f"{name}_ms"):
+            found[name] = distance(task, peaks, times[f"{name}_ms"])
+    cand = breakdown["candidate"]
+    kernels = [e for e in cand["entries"] if e["ms"] > 0]
+    if cand["unit"] == "kernel" and len(kernels) == 1 and round(kernels[0]["launches"]) == 1:
+        found["kernel"] = {"name": kernels[0]["name"],
+                           **distance(task, peaks, kernels[0]["ms"])}
+    return found

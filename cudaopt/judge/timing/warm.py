@@ -21,6 +21,7 @@ from cudaopt.judge.timing import roofline
 from cudaopt.judge.timing.burst import KEY
 from cudaopt.judge.timing.crosscheck import allowance, half_spread
 from cudaopt.judge.timing.timer import calls_per_round
+from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.judge.verdict.verdict import Verdict, phase
 from cudaopt.judge.workers.session import Session
 from cudaopt.judge.workers.tensors import dtype_named
@@ -62,6 +63,7 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         verdict.warm = {"skipped": "three sets of inputs and outputs do not fit in the memory "
                                    "budget of a burst: the per-call figure stands alone"}
         if not options.breakdown:
+            _probe_kernels(session, verdict, say, reuse=True)
             return _release(session)
         say("profiling: where the time goes (one call, on the inputs of its warm-up)")
         profiled = _profiled(session, verdict, names, 1, reuse=True)
@@ -80,6 +82,7 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     if not options.breakdown:
         verdict.warm = summarize(rounds, names, None, calls)
         _note_clock(verdict, options.margin)
+        _probe_kernels(session, verdict, say)
         return _release(session)
     say("profiling: where the time goes")
     with phase(verdict, "warm.profile"):
@@ -87,6 +90,25 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     verdict.warm = summarize(rounds, names, profiled, calls)
     _note_clock(verdict, options.margin)
     _explain(session, verdict, names, profiled, "warm back-to-back time", verdict.warm)
+
+
+def _probe_kernels(session: Session, verdict: Verdict, say: Callable[[str], None],
+                   reuse: bool = False) -> None:
+    """Without a breakdown (bench's candidate mode, the reward service) a speed milestone
+    still needs a kernel of the candidate's own: one profiled call of the candidate, after
+    every timed call (a process once profiled launches slower), names the kernels it
+    launched. Only on CUDA, where the profiler names kernels, and only where the figures
+    would earn a milestone: the profiler's start costs a new process seconds."""
+    options = session.options
+    if session.device != "cuda" or verdict.violations or milestone_reward(
+            verdict, options.margin, options.isolation == "required") <= 1.0:
+        return
+    say("profiling: which of the candidate's kernels its calls launch")
+    with phase(verdict, "warm.kernels"):
+        _burst(session, verdict, "candidate", _seeds(session, 1 if reuse else 2),
+               profile=True, reuse=reuse)
+    if session.kernels is None:  # a reply without the list: the candidate hid it
+        session.kernels = set()
 
 
 def _note_clock(verdict: Verdict, margin: float) -> None:
@@ -115,7 +137,7 @@ def _explain(session: Session, verdict: Verdict, names: list[str],
     with phase(verdict, "warm.roofline"):
         traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
                                seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
-    verdict.roofline = distances(traits, times, verdict.breakdown, label)
+    verdict.roofline = roofline.distances(traits, times, verdict.breakdown, label)
 
 
 def _profiled(session: Session, verdict: Verdict, names: list[str], calls: int,
@@ -154,7 +176,8 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
     chosen = list(range(calls))
     session.rand_shuffle(chosen)
     keys = [f"{KEY}{i}" for i in sorted(chosen[:CHECKS])]
-    mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("warm"))
+    with phase(verdict, "warm.compare"):
+        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("warm"))
     for key in keys:
         if mismatches[key]:
             verdict.violations.append(timed_mismatch(
@@ -190,6 +213,9 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int], *,
     went = time.perf_counter()
     reply = ask("burst_go", profile=profile, keep=keep)
     done = time.perf_counter()
+    if profile:  # where a profiled round's time goes, contestant by contestant
+        verdict.phases_s[f"warm.profiled.{_label(name)}"] = (
+            verdict.phases_s.get(f"warm.profiled.{_label(name)}", 0.0) + done - start)
     if candidate:  # hostile input: the candidate wrote this reply
         digests = reply.get("digests")
         for key, value in (digests.items() if isinstance(digests, dict) else ()):
@@ -292,21 +318,3 @@ def summarize(rounds: Rounds, names: list[str], profiled: dict[str, dict[str, An
             if kernel.get(base) and kernel["candidate"] > 0:
                 warm[f"kernel_speedup_vs_{base}"] = kernel[base] / kernel["candidate"]
     return warm
-
-
-def distances(traits: dict[str, Any], times: dict[str, Any], breakdown: dict[str, Any],
-              label: str) -> dict[str, Any]:
-    """Each contestant's call (`times`: warm, or cold where no warm figure exists) against
-    the roofline; the candidate's kernel too, when it is the call's only kernel (then the
-    call's bytes and FLOPs are all its own)."""
-    task, peaks = traits["task"], traits["peaks"]
-    found: dict[str, Any] = {"task": task, "peaks": peaks, "time": label}
-    for name in ("eager", "compile", "candidate"):
-        if times.get(f"{name}_ms"):
-            found[name] = roofline.distance(task, peaks, times[f"{name}_ms"])
-    cand = breakdown["candidate"]
-    kernels = [e for e in cand["entries"] if e["ms"] > 0]
-    if cand["unit"] == "kernel" and len(kernels) == 1 and round(kernels[0]["launches"]) == 1:
-        found["kernel"] = {"name": kernels[0]["name"],
-                           **roofline.distance(task, peaks, kernels[0]["ms"])}
-    return found
