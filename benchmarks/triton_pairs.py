@@ -10,7 +10,7 @@ copied from the KernelBench folder given (never kept in this repository) into a 
 suite, then `cudaopt bench` judges the Triton candidates and then the CUDA ones on that
 suite (`--sandbox none`: the candidates are ours). Each result is printed as it lands in
 the bench's results.jsonl; the end is an 80-column table of both backends per task, with
-the Triton compile time from the verdicts' `phases_s` where the judge reports it.
+the Triton compile's share from the verdicts' `phases_s` (`verify.first_trial`).
 
 The whole run stops at `--time` seconds (default 540, under a 10-minute call): each bench
 runs in a process group of its own, which is killed on the deadline, on Ctrl-C and on
@@ -100,16 +100,12 @@ def warm(line: dict, name: str) -> object:
 
 
 def triton_compile_s(line: dict) -> float | None:
-    """Seconds of the judge's verification (`verify`: Triton compiles and autotunes in its
-    first trial, so the Triton column less the CUDA one is about the compile), or of
-    `phases_s` keys naming triton where a judge books them apart; None where the verdict
-    has neither."""
+    """Seconds of the judge's first verification trial (`verify.first_trial`: a Triton
+    kernel compiles and autotunes there, so the Triton column less the CUDA one is about the
+    compile), or of the whole verification where an older verdict has no such phase."""
     phases = line.get("phases_s") or {}
-    spent = [v for k, v in phases.items() if "triton" in k.lower() and isinstance(v, (int, float))]
-    if spent:
-        return sum(spent)
-    verify = phases.get("verify")
-    return verify if isinstance(verify, (int, float)) else None
+    spent = phases.get("verify.first_trial", phases.get("verify"))
+    return spent if isinstance(spent, (int, float)) else None
 
 
 def describe(backend: str, line: dict) -> str:

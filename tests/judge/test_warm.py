@@ -57,6 +57,15 @@ def test_per_operator_breakdown_adds_up_within_the_stated_gap(profiled) -> None:
     assert set(data["breakdown"]) == {"eager", "compile", "candidate"}
 
 
+def test_the_profiled_round_and_the_first_trial_are_booked_apart(profiled) -> None:
+    """Where a judgement's seconds go: each contestant's profiled burst, the check of the
+    kept outputs, and the first verification trial (a Triton kernel's compile) apart."""
+    phases = profiled[0]["phases_s"]
+    for name in ("eager", "compile", "candidate"):
+        assert phases[f"warm.profiled.{name}"] <= phases["warm.profile"], phases
+    assert 0 < phases["warm.compare"] and 0 < phases["verify.first_trial"] <= phases["verify"]
+
+
 def test_json_and_terminal_carry_warm_figures_modes_and_roofline(profiled) -> None:
     data, stdout, _ = profiled
     warm = data["warm"]

@@ -103,7 +103,10 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
     for trial, variant in enumerate(trials):
         say(f"verifying: trial {trial + 1}/{len(trials)}{session.memory_note()}")
         seed, refill = session.seed(), trial % 2 == 1
+        started = time.perf_counter()
         found, output = _trial(session, seed, refill, variant)
+        if trial == 0:  # a Triton kernel compiles and autotunes here, a CUDA module loads
+            verdict.phases_s["verify.first_trial"] = time.perf_counter() - started
         verdict.trials = min(trial + 1, session.options.trials)  # on the task's own draws
         if isinstance(output, str):
             assert variant is not None  # `_trial` skips only an input derived from the draws
