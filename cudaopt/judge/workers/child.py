@@ -142,6 +142,12 @@ class Worker:
         return self._commands.fileno(), self._reply.fileno(), self._log.fileno()
 
     @property
+    def pidfd(self) -> int | None:
+        """The pidfd a handed-over worker is watched by (`lending.Adopted`); None for a
+        process this one started."""
+        return getattr(self.proc, "pidfd", None)
+
+    @property
     def buffered(self) -> bytes:
         """Reply bytes read from the pipe but not yet taken: they travel with a handover."""
         return self._buffer
@@ -232,7 +238,6 @@ class Worker:
                 end.close()
             except OSError:
                 pass
-        pidfd = getattr(self.proc, "pidfd", None)  # a handed-over worker's (`lending`)
-        if pidfd is not None:
-            os.close(pidfd)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
             self.proc.pidfd = None

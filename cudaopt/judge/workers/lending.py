@@ -166,8 +166,7 @@ def to_wire(lease: Lease) -> tuple[dict[str, Any], list[int]]:
     workers, fds = [], []
     for held in lease.loaded:
         worker = held.worker
-        pidfd = getattr(worker.proc, "pidfd", None)
-        fds += [*worker.descriptors(), pidfd if pidfd is not None else
+        fds += [*worker.descriptors(), worker.pidfd if worker.pidfd is not None else
                 os.pidfd_open(worker.proc.pid)]
         workers.append({"pid": worker.proc.pid, "info": held.info, "compiled": held.compiled,
                         "owed": held.owed, "pending": worker.pending,
@@ -183,7 +182,7 @@ def sent(lease: Lease, fds: list[int], delivered: bool = True) -> None:
     process's ends close; else the processes are closed. Pidfds opened for the message
     close either way."""
     for held, pidfd in zip(lease.loaded, fds[3::4], strict=True):
-        if getattr(held.worker.proc, "pidfd", None) != pidfd:
+        if held.worker.pidfd != pidfd:
             os.close(pidfd)
         if delivered:
             held.worker.release()
