@@ -1,6 +1,7 @@
 """Does a process launch slower once torch.profiler has run in it?
 
     python benchmarks/profiled_launch.py [--device cuda] [--calls 2000] [--repeat 5]
+        [--torch-profiler]
 
 A warm judge keeps a task's baseline process between judgements, and the back-to-back
 phase profiles that process after its timed calls: if a profiled process launched slower
@@ -8,17 +9,22 @@ ever after, the eager and torch.compile baselines of every later judgement would
 and a candidate (always a new process) credited for it. Here, in one process: the median
 time per call of a launch-bound step (a small tensor's add, `--calls` back to back,
 synchronised once), before any profiler, then after each of `--repeat` profiler sessions
-like the judge's (CPU and CUDA activities). Each figure is printed as it is taken.
+like the judge's (`burst.judge_profiler`: CPU and CUDA activities; `--torch-profiler`:
+torch.profiler's wrapper of it, whose start imports inductor and dynamo into the process).
+Each figure is printed as it is taken, with whether inductor has been imported.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+
+from cudaopt.judge.timing.burst import judge_profiler
 
 
 def per_call_us(x: torch.Tensor, calls: int, sync: object) -> float:
@@ -38,6 +44,8 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--torch-profiler", action="store_true",
+                        help="torch.profiler.profile, not the judge's profiler")
     args = parser.parse_args()
     device = torch.device(args.device)
     cuda = device.type == "cuda"
@@ -48,13 +56,14 @@ def main() -> None:
     before = per_call_us(x, args.calls, sync)
     print(f"{args.device}: {before:.2f} us a call before any profiler", flush=True)
     for session in range(1, args.repeat + 1):
-        with profile(activities=activities):
+        with (profile(activities=activities) if args.torch_profiler else judge_profiler(cuda)):
             for _ in range(50):
                 x.add_(1.0)
             sync()
         after = per_call_us(x, args.calls, sync)
         print(f"after profiler session {session}: {after:.2f} us a call "
-              f"({after / before:.3f}x before)", flush=True)
+              f"({after / before:.3f}x before; inductor imported: "
+              f"{'torch._inductor' in sys.modules})", flush=True)
 
 
 if __name__ == "__main__":

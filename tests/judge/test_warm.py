@@ -333,3 +333,21 @@ def test_without_the_breakdown_the_warm_figure_stands_and_nothing_is_profiled() 
     assert verdict.warm and verdict.warm.get("speedup_vs_eager_low") is not None
     assert verdict.breakdown is None and verdict.roofline is None
     assert "warm.profile" not in verdict.phases_s and "kernel_ms" not in verdict.warm
+
+
+def test_the_judges_profiler_imports_no_compiler_into_the_candidates_process() -> None:
+    """torch.profiler's start imports inductor and dynamo where no compile ran before (the
+    candidate's process: seconds of its profiled burst, under the device's lock); the
+    judge's profiler records the operators and leaves them out."""
+    probe = ("import sys, torch\n"
+             "from cudaopt.judge.timing.burst import judge_profiler\n"
+             "x = torch.randn(64)\n"
+             "with judge_profiler(False) as prof:\n"
+             "    x * torch.sigmoid(x)\n"
+             "names = {e.name for e in prof.function_events}\n"
+             "print('aten::sigmoid' in names, 'torch._inductor' in sys.modules,"
+             " 'torch._dynamo' in sys.modules)\n")
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["True", "False", "False"], ran.stdout
