@@ -8,8 +8,6 @@ is the same on both sides.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from cudaopt.judge.workers import ipc
 from cudaopt.judge.workers.devlock import gpu_turn
 from cudaopt.judge.workers.tensors import compare, describe, draw_inputs, flatten, unflatten
 from cudaopt.judge.workers.transfer import manifest_digest, read_outputs
+from cudaopt.judge.workers.weights import save_state
 
 
 class Stopwatch:
@@ -303,20 +302,6 @@ class ReferenceWorker:
 
     def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"findings": self.signal.findings(cmd["rtol"], cmd.get("scale", True))}
-
-
-def save_state(state: dict[str, Any], path: Path, digest: bool) -> str | None:
-    """Write the weights the candidate loads; with `digest`, the digest of the very bytes
-    written, taken before the file exists, so a candidate that writes to it later cannot
-    make a lender keep its version (`lending.keep_state`)."""
-    if not digest:
-        torch.save(state, path)
-        return None
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    data = buffer.getbuffer()
-    path.write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
 
 
 def _finite(leaves: list[Any]) -> bool:
