@@ -183,3 +183,34 @@ def test_a_worker_started_ahead_is_a_new_program_holding_only_its_pipes_and_log(
     finally:
         outputs.close()
         pool.close()
+
+
+def test_a_confined_candidate_outlives_the_thread_that_started_it() -> None:
+    """The sandbox dies with the thread that started it (bubblewrap's --die-with-parent is
+    the kernel's per-thread PR_SET_PDEATHSIG), and the warm judge, `cudaopt serve` and the
+    reward service use their pools from short-lived threads: the candidate being judged,
+    and the spare started for the next judgement, must live on after that thread."""
+    import threading
+
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=True)
+    if not pool.isolation.isolated:
+        pytest.skip(f"no sandbox to die with its parent: {pool.isolation.how}")
+    try:
+        taken: list = []
+
+        def judgement() -> None:  # takes a candidate, starts the spare, and lasts a while
+            taken.append(pool.candidate())
+            time.sleep(1.5)  # the sandboxes have asked to die with their parent by then
+
+        thread = threading.Thread(target=judgement)
+        thread.start()
+        thread.join()
+        spare_started = time.time()
+        time.sleep(1.0)  # the kernel's signal comes at once
+        assert taken[0].alive, taken[0].log_tail()
+        spare = pool.candidate()  # the one started for the next judgement, in that thread
+        assert spare.alive and spare.spawned_at < spare_started, spare.log_tail()
+        for worker in (taken[0], spare):
+            worker.close()
+    finally:
+        pool.close()

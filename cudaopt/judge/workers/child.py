@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cudaopt.judge.workers import spawner
+
 #: Confines a worker (e.g. in a sandbox): gets its argv and environment, returns new ones.
 Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
 
@@ -110,7 +112,7 @@ class Worker:
         argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
         if wrap is not None:
             argv, full_env = wrap(argv, full_env)
-        self.proc: Any = subprocess.Popen(  # or a `lending.Adopted`, handed over
+        self.proc: Any = spawner.popen(  # or a `lending.Adopted`, handed over
             argv,
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
             pass_fds=(write_fd,), env=full_env, start_new_session=True,
