@@ -5,9 +5,8 @@ the kernel reads "parent" as the thread that started it (PR_SET_PDEATHSIG), not 
 process. A pool used from a short-lived thread (the warm judge answers each connection in
 one; so do `cudaopt serve` and the reward service) started its spare candidate there, and
 the spare died as the thread ended: every later judgement waited for a new candidate's
-start (1.5-2.0 s on a 2-core CPU) and a candidate being judged could be killed mid-call if
-its thread ended first. Started here, a worker dies with the judge's process, as the
-sandbox means, and not before.
+start (1.5-2.0 s on a 2-core CPU). Started here, a worker dies with the judge's process, as
+the sandbox means, and not before.
 """
 
 from __future__ import annotations
