@@ -98,7 +98,7 @@ def _probe_kernels(session: Session, verdict: Verdict, say: Callable[[str], None
     still needs a kernel of the candidate's own: one profiled call of the candidate, after
     every timed call (a process once profiled launches slower), names the kernels it
     launched. Only on CUDA, where the profiler names kernels, and only where the figures
-    would earn a milestone: the profiler's start costs a new process seconds."""
+    would earn a milestone: most candidates of a bench make no call more."""
     options = session.options
     if session.device != "cuda" or verdict.violations or milestone_reward(
             verdict, options.margin, options.isolation == "required") <= 1.0:
