@@ -351,3 +351,19 @@ def test_the_judges_profiler_imports_no_compiler_into_the_candidates_process() -
                          timeout=300)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.split() == ["True", "False", "False"], ran.stdout
+
+
+def test_a_profiled_reply_that_hides_its_kernels_names_none() -> None:
+    """The candidate writes its profiled burst's reply: leaving the kernel list out, or
+    filling it with anything but names, must not pass for a kernel of its own."""
+    from types import SimpleNamespace
+
+    from cudaopt.judge.workers.session import Session
+
+    for reply in ({}, {"kernels": "all of them"}, {"kernels": [1, None]}):
+        session = SimpleNamespace(kernels=None)
+        Session.note_kernels(session, reply)  # type: ignore[arg-type]
+        assert session.kernels == set(), reply
+    session = SimpleNamespace(kernels={"a"})
+    Session.note_kernels(session, {"kernels": ["b" * 300, 7]})  # type: ignore[arg-type]
+    assert session.kernels == {"a", "b" * 200}

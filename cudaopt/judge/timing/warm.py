@@ -22,7 +22,7 @@ from cudaopt.judge.timing.burst import KEY
 from cudaopt.judge.timing.crosscheck import allowance, half_spread
 from cudaopt.judge.timing.timer import calls_per_round
 from cudaopt.judge.verdict.reward import milestone_reward
-from cudaopt.judge.verdict.verdict import Verdict, phase
+from cudaopt.judge.verdict.verdict import Verdict, add_parts, phase
 from cudaopt.judge.workers.session import Session
 from cudaopt.judge.workers.tensors import dtype_named
 
@@ -107,8 +107,6 @@ def _probe_kernels(session: Session, verdict: Verdict, say: Callable[[str], None
     with phase(verdict, "warm.kernels"):
         _burst(session, verdict, "candidate", _seeds(session, 1 if reuse else 2),
                profile=True, reuse=reuse)
-    if session.kernels is None:  # a reply without the list: the candidate hid it
-        session.kernels = set()
 
 
 def _note_clock(verdict: Verdict, margin: float) -> None:
@@ -214,13 +212,13 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int], *,
     reply = ask("burst_go", profile=profile, keep=keep)
     done = time.perf_counter()
     if profile:  # where a profiled round's time goes, contestant by contestant
-        verdict.phases_s[f"warm.profiled.{_label(name)}"] = (
-            verdict.phases_s.get(f"warm.profiled.{_label(name)}", 0.0) + done - start)
+        add_parts(verdict, "warm.profiled", {_label(name): done - start})
     if candidate:  # hostile input: the candidate wrote this reply
         digests = reply.get("digests")
         for key, value in (digests.items() if isinstance(digests, dict) else ()):
             session.commit(str(key), {"digest": value})
-        session.note_kernels(reply)
+        if profile and session.device == "cuda":  # the profiler names kernels on CUDA only
+            session.note_kernels(reply)
         ask("burst_end")  # its tamper check, off the clock: the baselines make none
     return {**reply, "prep_wall_ms": (went - start) * 1e3, "go_wall_ms": (done - went) * 1e3}
 

@@ -110,11 +110,12 @@ class Session:
             self.committed[key] = digest_of(reply)
 
     def note_kernels(self, reply: dict[str, Any]) -> None:
-        """Record the kernel names a burst's reply lists (hostile input: strings only)."""
+        """Record the kernel names a profiled CUDA burst's reply lists (hostile input:
+        strings only; a reply without the list names none, so hiding it earns nothing)."""
         names = reply.get("kernels")
-        if isinstance(names, list):
-            self.kernels = (self.kernels or set()) | {
-                name[:200] for name in names if isinstance(name, str)}
+        self.kernels = (self.kernels or set()) | {
+            name[:200] for name in (names if isinstance(names, list) else [])
+            if isinstance(name, str)}
 
     def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
         if reply.get("memory_gib") is not None:
