@@ -214,3 +214,15 @@ def test_a_confined_candidate_outlives_the_thread_that_started_it() -> None:
             worker.close()
     finally:
         pool.close()
+
+
+def test_closing_a_pool_kills_its_processes_held_in_reserve_without_waiting() -> None:
+    """A spare still importing torch is not asked to exit (which waits for the import): it
+    is killed."""
+    opts = JudgeOptions(device="cpu", profile=False)
+    pool = JudgePool(worker_env(opts))
+    pool.prestart(1)
+    spares = [pool._spare, *pool._fresh]
+    assert all(worker is not None and worker.alive for worker in spares)
+    pool.close()
+    assert [worker.proc.returncode for worker in spares if worker] == [-9] * len(spares)

@@ -57,13 +57,17 @@ def test_per_operator_breakdown_adds_up_within_the_stated_gap(profiled) -> None:
     assert set(data["breakdown"]) == {"eager", "compile", "candidate"}
 
 
-def test_the_profiled_round_and_the_first_trial_are_booked_apart(profiled) -> None:
+def test_the_profiled_round_and_the_verification_steps_are_booked_apart(profiled) -> None:
     """Where a judgement's seconds go: each contestant's profiled burst, the check of the
-    kept outputs, and the first verification trial (a Triton kernel's compile) apart."""
+    kept outputs, the first verification trial (a Triton kernel's compile) and each step of
+    the trials apart, the steps within the verification's own seconds."""
     phases = profiled[0]["phases_s"]
     for name in ("eager", "compile", "candidate"):
         assert phases[f"warm.profiled.{name}"] <= phases["warm.profile"], phases
     assert 0 < phases["warm.compare"] and 0 < phases["verify.first_trial"] <= phases["verify"]
+    steps = [phases[f"verify.{step}"] for step in
+             ("prep", "go", "finish", "compare", "derived", "signal")]
+    assert all(spent > 0 for spent in steps) and sum(steps) <= phases["verify"], phases
 
 
 def test_json_and_terminal_carry_warm_figures_modes_and_roofline(profiled) -> None:

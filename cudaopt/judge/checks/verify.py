@@ -18,7 +18,7 @@ from cudaopt.judge.checks.handover import (
     reference_reply,
 )
 from cudaopt.judge.checks.streams import RULE, STALE
-from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts
+from cudaopt.judge.verdict.verdict import Status, Verdict, add_parts, phase
 from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.session import Session
 
@@ -104,7 +104,7 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         say(f"verifying: trial {trial + 1}/{len(trials)}{session.memory_note()}")
         seed, refill = session.seed(), trial % 2 == 1
         started = time.perf_counter()
-        found, output = _trial(session, seed, refill, variant)
+        found, output = _trial(session, seed, refill, variant, verdict)
         if trial == 0:  # a Triton kernel compiles and autotunes here, a CUDA module loads
             verdict.phases_s["verify.first_trial"] = time.perf_counter() - started
         verdict.trials = min(trial + 1, session.options.trials)  # on the task's own draws
@@ -116,7 +116,8 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
             continue
         if not output:
             return
-        reply = _compare_trial(session, out_dir, trial, signal_seed, variant is None)
+        with phase(verdict, "verify.compare"):
+            reply = _compare_trial(session, out_dir, trial, signal_seed, variant is None)
         if reply.get("forged"):
             _add(verdict.violations, [f"{FORGED} ({reply['mismatch'][0]})"])
         if variant is not None:
@@ -145,36 +146,40 @@ def _plan(session: Session) -> list[dict[str, Any] | None]:
     return [None] * session.options.trials + extra
 
 
-def _trial(session: Session, seed: int, refill: bool,
-           variant: dict[str, Any] | None) -> tuple[list[str], bool | str]:
+def _trial(session: Session, seed: int, refill: bool, variant: dict[str, Any] | None,
+           verdict: Verdict) -> tuple[list[str], bool | str]:
     """One trial in both workers: (the candidate's violations, whether it gave an output),
     or why the input was skipped, in place of the latter, when the reference itself cannot
     handle it. On a derived input the reference runs first, so a candidate never fails on
-    an input the task does not accept."""
+    an input the task does not accept. Each step's seconds go to `verify.<step>` in
+    `verdict.phases_s`: a trial is a few round trips to two processes, and a slow one must
+    show which."""
     found: list[str] = []
     prep: dict[str, Any] = {"seed": seed, "refill": refill, "variant": variant}
     cand_prep = {**prep, "poison": session.output_leaves}
     timeout_s = session.options.timeout_s
     if variant is None:
-        ref, cand = _step(session, "prep", prep, cand_prep)
+        ref, cand = _step(session, "prep", prep, cand_prep, verdict)
         found += cand["violations"]
         session.inputs_mutable |= ref.get("mutates", False)
-        ref, cand = _step(session, "go", {"which": "eager"}, {"guard": True})
+        ref, cand = _step(session, "go", {"which": "eager"}, {"guard": True}, verdict)
     else:  # one worker at a time: deriving a multi-GB input needs room for its temporaries
-        ref = ask_reference(session, "prep", timeout_s, **prep)
-        if "skip" not in ref:
-            session.inputs_mutable |= ref.get("mutates", False)
-            ref = ask_reference(session, "go", timeout_s, which="eager", tolerant=True)
+        with phase(verdict, "verify.derived"):
+            ref = ask_reference(session, "prep", timeout_s, **prep)
+            if "skip" not in ref:
+                session.inputs_mutable |= ref.get("mutates", False)
+                ref = ask_reference(session, "go", timeout_s, which="eager", tolerant=True)
         if "skip" in ref:
-            _, cand = _step(session, "finish", {}, {})
+            _, cand = _step(session, "finish", {}, {}, verdict)
             return found + cand["violations"], ref["skip"]
-        found += session.candidate.call("prep", timeout_s, **cand_prep)["violations"]
-        cand = session.candidate.call("go", timeout_s, guard=True)
+        with phase(verdict, "verify.derived"):
+            found += session.candidate.call("prep", timeout_s, **cand_prep)["violations"]
+            cand = session.candidate.call("go", timeout_s, guard=True)
     session.commit("v", cand)
     session.output_leaves = ref.get("leaves", session.output_leaves)
     found += cand["violations"]
     output = cand.get("output", True)
-    ref, cand = _step(session, "finish", {"keep": "v"}, {"keep": "v"})
+    ref, cand = _step(session, "finish", {"keep": "v"}, {"keep": "v"}, verdict)
     for worker, reply in (("reference", ref), ("candidate", cand)):
         session.note_memory(worker, reply)
     session.inputs_mutable |= ref.get("mutates", False)
@@ -191,19 +196,21 @@ def _signal(session: Session, verdict: Verdict, scale: bool) -> None:
     """The candidate's outputs over every trial so far against the reference's; `scale`:
     also at the output's own scale, which only matters where allclose held throughout."""
     options = session.options
-    findings = ask_reference(session, "signal", options.timeout_s, rtol=options.rtol,
-                             scale=scale)["findings"]
+    with phase(verdict, "verify.signal"):
+        findings = ask_reference(session, "signal", options.timeout_s, rtol=options.rtol,
+                                 scale=scale)["findings"]
     if findings:
         _add(verdict.violations, findings[:1])
 
 
-def _step(session: Session, op: str, ref_args: dict[str, Any],
-          cand_args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _step(session: Session, op: str, ref_args: dict[str, Any], cand_args: dict[str, Any],
+          verdict: Verdict) -> tuple[dict[str, Any], dict[str, Any]]:
     """The same step of a trial in both workers at once."""
-    session.reference.send(op, **ref_args)
-    session.candidate.send(op, **cand_args)
-    ref = reference_reply(session.reference, session.options.timeout_s)
-    return ref, session.candidate.receive(session.options.timeout_s)
+    with phase(verdict, f"verify.{op}"):
+        session.reference.send(op, **ref_args)
+        session.candidate.send(op, **cand_args)
+        ref = reference_reply(session.reference, session.options.timeout_s)
+        return ref, session.candidate.receive(session.options.timeout_s)
 
 
 def _trial_label(trial: int, refill: bool, variant: dict[str, Any] | None = None) -> str:

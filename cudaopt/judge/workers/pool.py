@@ -305,6 +305,6 @@ class JudgePool:
         self._drop()
         for worker in [*self._fresh, self._spare, self._fresh_baseline]:
             if worker is not None:
-                worker.close()
+                worker.discard()
         self._fresh, self._spare, self._fresh_baseline = [], None, None
         shutil.rmtree(self.scratch, ignore_errors=True)
