@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from cudaopt.judge import outputs_vary
+from cudaopt.judge.building.loading import host_math
 from cudaopt.judge.checks.signal import (
     follows,
     follows_closely,
@@ -165,3 +166,15 @@ def test_only_few_valued_outputs_that_move_beyond_rounding_are_held_to_rounding(
                            torch.float32) is None
     still = [torch.tensor([1.0 + k * 1e-7]) for k in range(4)]  # moves by rounding alone
     assert follows_closely(still, [torch.tensor([1.0])] * 4, torch.float32) is None
+
+
+def test_the_judges_host_math_runs_on_one_thread_on_a_gpu_and_gives_the_threads_back() -> None:
+    """On a GPU the signal check and the comparisons run on one thread (a team of threads
+    on a busy host waits for its slowest member at every operator); on a CPU, where the
+    outputs themselves are compared on the host, the judge's threads stay."""
+    before = torch.get_num_threads()
+    with host_math(True):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with host_math(False):
+        assert torch.get_num_threads() == before

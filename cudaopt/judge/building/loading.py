@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,3 +45,21 @@ def use_threads(threads: int | None) -> None:
     """The thread count the judge chose for every worker (CPU), before anything runs."""
     if threads:
         torch.set_num_threads(threads)
+
+
+@contextmanager
+def host_math(cuda: bool) -> Iterator[None]:
+    """One intra-op thread, on a GPU, for the judge's own host-side math (the signal check's
+    samples, a comparison's bookkeeping): it is small, and a team of threads on a host busy
+    with other judgements' starts and compiles waits at every operator for its slowest
+    member. The signal check took 1.86 s with torch's 16 threads and 0.09 s with one beside
+    eight busy processes on an H200 (0.02 s idle; `benchmarks/host_threads.py`), 2 s of
+    every `cudaopt check` there. The model's own calls keep torch's threads."""
+    before = torch.get_num_threads()
+    if cuda:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if cuda:
+            torch.set_num_threads(before)

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge.building.caches import drop_broken_builds
-from cudaopt.judge.building.loading import build_model, load_module, use_threads
+from cudaopt.judge.building.loading import build_model, host_math, load_module, use_threads
 from cudaopt.judge.checks.signal import perturbed
 from cudaopt.judge.checks.tracker import Tracker
 from cudaopt.judge.roles import made
@@ -85,12 +85,19 @@ class ReferenceWorker:
     def handlers(self) -> dict[str, Any]:
         return {"load": self.load, "warm": self._turn(self.warm),
                 "compile": self._turn(self.compile, compiling=True), "prep": self.prep,
-                "go": self.go, "finish": self.finish, "compare": self.compare,
+                "go": self.go, "finish": self.finish, "compare": self._host(self.compare),
                 "trim": self.trim, "burst": self.burst_ready, "burst_go": self.burst_go,
                 "traits": self.traits,
-                "signal": self.signal_findings,
+                "signal": self._host(self.signal_findings),
                 "exit": lambda cmd: {},
                 "pin": lambda cmd: pinning.handle(cmd, made(self.bench, "load").device)}
+
+    def _host(self, step: Any) -> Any:
+        """`step`, the judge's own math on outputs, with one thread on a GPU (`host_math`)."""
+        def alone(cmd: dict[str, Any]) -> dict[str, Any]:
+            with host_math(self.bench is not None and self.bench.device.type == "cuda"):
+                return step(cmd)
+        return alone
 
     def _turn(self, step: Any, compiling: bool = False) -> Any:
         """`step`, holding the GPU (see `devlock.gpu_turn`) when it runs on one; a
