@@ -33,12 +33,25 @@ def _passes(verdict: Verdict) -> None:
 @pytest.mark.parametrize(("name", "task"), [
     ("constant_statistic", "hinge_task.py"),  # a constant equal to the task's statistic
     ("zeros_softmax", "softmax_task.py"),  # zeros where every value is below atol
-    ("subsampled_mse", "mse_task.py"),  # a sub-sampled reduction
     ("expected_value", "energy_task.py"),  # an expected-value shortcut
 ])
 def test_an_output_that_ignores_the_input_is_refused(name: str, task: str) -> None:
     assert fools_naive(name, folder=INPUTS, task=task)
     _refused_for_ignoring_input(judge(name, INPUTS, task=task))
+
+
+def test_a_subsampled_reduction_is_refused() -> None:
+    """A mean over a tenth of the rows: wrong on an input derived from the task's draws with
+    outliers or a rescaled block where its sample does not look, and named by the signal
+    check over the task's own draws, where it misses the reference's moves. That second
+    check holds it by a margin its sub-sample can fall inside by chance (one CI run of
+    2026-12-04): a refusal by either counts."""
+    assert fools_naive("subsampled_mse", folder=INPUTS, task="mse_task.py")
+    verdict = judge("subsampled_mse", INPUTS, task="mse_task.py")
+    assert verdict.reward == -1 and not verdict.correct, verdict
+    on_derived = verdict.status is Status.WRONG and "derived from the task's draws" in (
+        verdict.mismatch[0] if verdict.mismatch else "")
+    assert on_derived or any(v.startswith(RULE) for v in verdict.violations), verdict
 
 
 def test_an_offset_far_below_atol_but_above_the_outputs_size_is_refused() -> None:
