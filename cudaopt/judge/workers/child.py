@@ -230,8 +230,7 @@ class Worker:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        self.kill()
-        self.release()
+        self.discard()
 
     def discard(self) -> None:
         """Kill a process held in reserve (started ahead, or a reference kept for reuse): it
