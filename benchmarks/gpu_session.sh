@@ -3,7 +3,7 @@
 # KernelBench-sized tasks, the inner-loop benchmark and the README's main command (offline
 # replay), the stream-ordering and identity benchmarks; GPU_STEPS picks a subset ("tests
 # kernelbench inner replay streams identity figures models"; opt-in: "throughput env compile
-# phases sample synth rounding ways"). The first four take about 11 minutes on an H200, the last
+# phases sample synth rounding ways start"). The first four take about 11 minutes on an H200, the last
 # two up to 14 more; where one call is limited to 10, split them. Logs go to $OUT (or
 # ./gpu-out) so they come back from a lent machine. Wheels in .whl/ (see
 # ../shared/device/wheels.sh) provide litellm and gitpython where the machine lacks them.
@@ -86,6 +86,9 @@ synth)  # tasks kept per minute on the GPU, then `bench` over them with identity
 rounding)  # honest candidates that round otherwise, through the signal checks, on the GPU
   timeout -k 10 "${GPU_ROUNDING_TIMEOUT:-300}" python3 benchmarks/honest_rounding.py "$KB_SUITE" \
     --device cuda 2>&1 | tee "$out/rounding.log" | grep -v '^\[' | tail -40 ;;
+start)  # a worker's start-up by stage; a trusted one started anew against forked
+  timeout -k 10 "${GPU_START_TIMEOUT:-240}" python3 benchmarks/worker_start.py --device cuda \
+    2>&1 | tee "$out/worker_start.log" ;;
 compile)  # what the baseline's torch.compile costs a fresh worker, plain and prewarmed
   timeout "${GPU_COMPILE_TIMEOUT:-120}" python3 benchmarks/compile_cost.py \
     benchmarks/suite/level1/1_Sigmoid.py 2>&1 | tee "$out/compile_cost.log" ;;

@@ -34,6 +34,33 @@ def worker_env_var(worker, name: str) -> bytes:  # noqa: ANN001 - a judge Worker
     return next((x for x in env.split(b"\0") if x.startswith(name.encode() + b"=")), b"")
 
 
+def forked(worker) -> bool:  # noqa: ANN001 - a judge Worker
+    """Whether the worker is a fork of one of this process's templates (`workers.template`):
+    its environment is then the one it was asked for, though /proc shows its template's."""
+    from cudaopt.judge.workers.template import template_pids
+
+    stat = Path(f"/proc/{worker.proc.pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1]) in template_pids()
+
+
+def prewarmed(worker) -> bool:  # noqa: ANN001 - a judge Worker
+    """Whether the worker imported torch.compile's machinery before its task: forked from a
+    template (which imported it), or started to import it (`CUDAOPT_PREWARM=compile`)."""
+    return forked(worker) or worker_env_var(worker, "CUDAOPT_PREWARM") == (
+        b"CUDAOPT_PREWARM=compile")
+
+
+def held_only_its_own(worker) -> bool:  # noqa: ANN001 - a judge Worker
+    """Whether the worker's process holds no descriptor but its command pipe (0), its log
+    (1, 2) and its reply pipe."""
+    folder = Path(f"/proc/{worker.proc.pid}/fd")
+    held = {int(fd): os.readlink(folder / fd) for fd in os.listdir(folder)}
+    pipes = {os.readlink(f"/proc/self/fd/{end.fileno()}")
+             for end in (worker._commands, worker._reply)}
+    return (held[0] in pipes and held[1] == held[2] == str(worker.log_path)
+            and set(held.values()) == pipes | {str(worker.log_path)})
+
+
 def lock_from_another_process(path: Path) -> str:
     """"held" or "got it": what another process finds when it tries the `flock` on `path`."""
     return subprocess.run([sys.executable, "-c", _TRY_LOCK, str(path)], capture_output=True,

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
-from cudaopt.judge.workers.child import SPAWNED_ENV, WorkerFailure
+from cudaopt.judge.workers.adopted import Adopted
+from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool, Loaded
-from tests.conftest import worker_env_var
+from tests.conftest import held_only_its_own, prewarmed, worker_env_var
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"
@@ -59,7 +60,7 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
     """Only a process that will (or, in a warm pool on CUDA, may: see `JudgePool._swap`)
     compile the baselines pays for torch.compile's set-up, and it pays while it waits (its
     modules are imported before any task arrives)."""
-    for keep_warm, reference_prewarmed in ((False, b""), (True, b"CUDAOPT_PREWARM=compile")):
+    for keep_warm in (False, True):
         pool = JudgePool(worker_env(JudgeOptions(device="cpu")), keep_warm=keep_warm)
         try:
             pool.prestart(2, prewarm=True)
@@ -70,16 +71,15 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
                     worker.call("no such request", 120)
                 assert answered.value.kind == "KeyError", answered.value
 
-            assert worker_env_var(baseline, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
-            assert worker_env_var(reference, "CUDAOPT_PREWARM") == reference_prewarmed
+            assert prewarmed(baseline)
+            if keep_warm:  # a long-lived pool's: either is forked from the template, or told
+                assert prewarmed(reference)
+            else:  # a one-off judgement's are never forked, and only the baseline is told
+                assert worker_env_var(reference, "CUDAOPT_PREWARM") == b""
             for worker in (baseline, reference):
                 worker.close()
         finally:
             pool.close()
-
-
-def _spawned_at(worker) -> float:
-    return float(worker_env_var(worker, SPAWNED_ENV).split(b"=", 1)[1])
 
 
 def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_path) -> None:
@@ -96,7 +96,7 @@ def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_pat
         assert check(other, ZOO / "correct.py", opts, pool=pool).status is Status.OK
         loaded = [x for x in pool.references(other, "cpu") if x is not None]
         assert len(loaded) == 2
-        assert all(_spawned_at(x.worker) < first_done for x in loaded)
+        assert all(x.worker.spawned_at < first_done for x in loaded)
     finally:
         pool.close()
 
@@ -136,8 +136,8 @@ def test_a_profiled_baseline_process_is_never_timed_again() -> None:
         assert not pool.holds(profiled)
         let_go = time.time()
         successor = pool.new_reference("baseline")
-        assert successor is not profiled and _spawned_at(successor) <= let_go
-        assert worker_env_var(successor, "CUDAOPT_PREWARM") == b"CUDAOPT_PREWARM=compile"
+        assert successor is not profiled and successor.spawned_at <= let_go
+        assert prewarmed(successor)
         reference = pool.new_reference("ref")
         profiled_too = pool.new_reference("baseline")
         profiled_too.profiled = True
@@ -153,32 +153,24 @@ def test_a_profiled_baseline_process_is_never_timed_again() -> None:
         pool.close()
 
 
-def _fds(pid: int) -> dict[int, str]:
-    folder = Path(f"/proc/{pid}/fd")
-    return {int(fd): os.readlink(folder / fd) for fd in os.listdir(folder)}
-
-
-def test_a_worker_started_ahead_is_a_new_program_holding_only_its_pipes_and_log(
+def test_a_worker_started_anew_is_a_new_program_holding_only_its_pipes_and_log(
         tmp_path: Path) -> None:
-    """Workers are born warm by being started ahead, never forked from a process that
-    holds a task (docs/judge.md): each is a new program (its own command line, no page of
-    its parent's), and holds no descriptor of its parent's but its two pipes and its log,
-    not even one the parent left inheritable, as it would a reference output's file."""
+    """A candidate, and a one-off judgement's trusted workers, are new programs (their own
+    command line, no page of their parent's) holding no descriptor of the parent's but their
+    two pipes and their log, not even one the parent left inheritable, as it would a
+    reference output's file. (A long-lived pool's trusted workers are forks of a template
+    that never held a task: tests/judge/test_template.py.)"""
     outputs = open(tmp_path / "reference_outputs.pt", "wb")  # what a judge's parent may hold
     os.set_inheritable(outputs.fileno(), True)
-    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)  # its own fds
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False,  # its own fds
+                     keep_warm=False)
     try:
-        pool.prestart(1)
         for worker in (pool.candidate(), pool.new_reference("ref")):
             with pytest.raises(WorkerFailure):  # answered: past its imports and their files
                 worker.call("no such request", 120)
             argv = Path(f"/proc/{worker.proc.pid}/cmdline").read_bytes().split(b"\0")
             assert argv[1:4] == [b"-m", b"cudaopt.judge.roles.worker", worker.role.encode()]
-            held = _fds(worker.proc.pid)
-            pipes = {os.readlink(f"/proc/self/fd/{end.fileno()}")
-                     for end in (worker.proc.stdin, worker._reply)}
-            assert held[0] in pipes and held[1] == held[2] == str(worker.log_path)
-            assert set(held.values()) == pipes | {str(worker.log_path)}, held
+            assert held_only_its_own(worker)
             worker.close()
     finally:
         outputs.close()
@@ -225,4 +217,6 @@ def test_closing_a_pool_kills_its_processes_held_in_reserve_without_waiting() ->
     spares = [pool._spare, *pool._fresh]
     assert all(worker is not None and worker.alive for worker in spares)
     pool.close()
-    assert [worker.proc.returncode for worker in spares if worker] == [-9] * len(spares)
+    assert not any(worker.alive for worker in spares)
+    assert all(worker.proc.returncode == -9 for worker in spares  # where its status is ours
+               if not isinstance(worker.proc, Adopted))

@@ -36,8 +36,9 @@ def serve(handlers: dict[str, Any]) -> None:
     reply.close()
 
 
-def main() -> None:
-    role = sys.argv[1]
+def run(role: str) -> None:
+    """Serve as `role` until told to exit; a worker forked from the template comes here too
+    (`roles.template`), its imports already done."""
     torch.set_grad_enabled(False)
     boot: dict[str, float] = {}
     if os.environ.get(PREWARM_ENV) == "compile":
@@ -57,6 +58,10 @@ def main() -> None:
         serve(CandidateWorker().handlers())
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: a broken extension may crash in destructors
+
+
+def main() -> None:
+    run(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cudaopt.judge.workers import spawner
+from cudaopt.judge.workers import spawner, template
+from cudaopt.judge.workers.adopted import Adopted
 
 #: Confines a worker (e.g. in a sandbox): gets its argv and environment, returns new ones.
 Wrap = Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]]
@@ -77,10 +78,10 @@ def _hostile(reply: Any) -> None:
 def _death(code: int | None, wrapped: bool) -> str:
     """A sandbox (bwrap) reports its child's death by signal N as exit code 128+N, as a
     shell does; the verdict names the signal either way, so a segfault reads the same
-    isolated or not. None: a process handed over by another judge process, whose status
-    only the process that started it can read."""
+    isolated or not. None: a process another one started (a judge that handed it over,
+    the template it was forked from), whose status only that one can read."""
     if code is None:
-        return "exited (handed over by another judge process: its status went to that one)"
+        return "exited (its status went to the process that started it)"
     number = -code if code is not None and code < 0 else 0
     if wrapped and code is not None and code > 128:
         number = code - 128
@@ -93,7 +94,10 @@ def _death(code: int | None, wrapped: bool) -> str:
 
 class Worker:
     def __init__(self, role: str, log_path: Path, env: dict[str, str],
-                 wrap: Wrap | None = None):
+                 wrap: Wrap | None = None, fork: bool = False):
+        """With `fork`, a trusted ("reference") worker is forked from the judge's warm
+        template where one is ready (`template`: one starts for later workers when there is
+        none); a candidate always starts as a new process, `wrap`ped in its confinement."""
         self.role = role
         self.log_path = log_path
         self.pending = 0  # messages sent whose reply has not been read: a reused worker needs 0
@@ -109,20 +113,40 @@ class Worker:
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
                     "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(self.spawned_at),
                     "PYTHONPATH": python_path({**os.environ, **env})}
-        argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
-        if wrap is not None:
-            argv, full_env = wrap(argv, full_env)
-        self.proc: Any = spawner.popen(  # or a `lending.Adopted`, handed over
-            argv,
-            stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,), env=full_env, start_new_session=True,
-        )
-        assert self.proc.stdin is not None  # stdin=PIPE: typeshed cannot tell
-        self._commands = self.proc.stdin
+        self.proc: Any = None  # a `Popen`, or an `Adopted`: forked, or handed over
+        forked = None
+        if role == "reference" and wrap is None:
+            forked = self._fork(full_env, write_fd, fork)
+        if forked is None:
+            argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
+            if wrap is not None:
+                argv, full_env = wrap(argv, full_env)
+            self.proc = spawner.popen(
+                argv,
+                stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,), env=full_env, start_new_session=True,
+            )
+            assert self.proc.stdin is not None  # stdin=PIPE: typeshed cannot tell
+            self._commands = self.proc.stdin
         os.close(write_fd)
         self._reply = os.fdopen(read_fd, "rb")
         self._buffer = b""
         self._wrapped = wrap is not None
+
+    def _fork(self, env: dict[str, str], reply_fd: int, start: bool) -> Adopted | None:
+        """Fork from the template; on success the command pipe is set up as well."""
+        commands_read, commands_write = os.pipe()
+        try:
+            forked = template.fork_reference(
+                env, (commands_read, reply_fd, self._log.fileno()), start)
+        finally:
+            os.close(commands_read)
+        if forked is None:
+            os.close(commands_write)
+            return None
+        self.proc = forked
+        self._commands = os.fdopen(commands_write, "wb")
+        return forked
 
     @classmethod
     def adopt(cls, role: str, proc: Any, commands: int, reply: int, log: int,
@@ -145,8 +169,8 @@ class Worker:
 
     @property
     def pidfd(self) -> int | None:
-        """The pidfd a handed-over worker is watched by (`lending.Adopted`); None for a
-        process this one started."""
+        """The pidfd a forked or handed-over worker is watched by (`Adopted`); None for one
+        this process started itself."""
         return getattr(self.proc, "pidfd", None)
 
     @property
@@ -215,11 +239,14 @@ class Worker:
         return data.decode(errors="replace")[-limit:]
 
     def kill(self) -> None:
+        """The worker's process group, and the worker itself: one just forked may not have
+        made its group yet (`roles.template`)."""
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             self.proc.wait()
 
     def close(self) -> None:

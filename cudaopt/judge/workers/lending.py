@@ -20,13 +20,12 @@ import base64
 import hashlib
 import json
 import os
-import select
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from cudaopt.judge.workers.adopted import Adopted
 from cudaopt.judge.workers.child import Worker
 
 #: The weights' file in a pool's scratch folder, where its candidates load them from.
@@ -42,41 +41,6 @@ class Loaded:
     compiled: str | None = None  # torch.compile mode it holds, if any
     owed: list[float] = field(default_factory=list)  # timeouts of replies not yet read
     device_gib: float = 0.0  # device memory it last held: what a lender pays to keep it
-
-
-class Adopted:
-    """Stands in for the `Popen` of a worker that another process started: only its parent
-    can read its exit status, so a pidfd says whether it lives."""
-
-    def __init__(self, pid: int, pidfd: int):
-        self.pid = pid
-        self.pidfd: int | None = pidfd  # None once handed on: no longer ours to watch
-        self.returncode: int | None = None
-        self.exited = False
-
-    def poll(self) -> int | None:
-        """None while it runs; once it has exited, its status where this process can read
-        it (it is our own child), else 0."""
-        if self.pidfd is None:
-            return 0
-        if not self.exited and select.select([self.pidfd], [], [], 0)[0]:
-            self._exited()
-        return None if not self.exited else (self.returncode or 0)
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        if not self.exited and self.pidfd is not None:
-            if not select.select([self.pidfd], [], [], timeout)[0]:
-                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0.0)
-            self._exited()
-        return self.returncode
-
-    def _exited(self) -> None:
-        self.exited = True
-        try:
-            _, status = os.waitpid(self.pid, os.WNOHANG)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        except ChildProcessError:
-            pass  # another process's child: its status is not ours to read
 
 
 @dataclass

@@ -299,7 +299,7 @@ class JudgePool:
         env = self._turn_env()
         if name == "baseline" or prewarm:
             env[PREWARM_ENV] = "compile"
-        return Worker("reference", self._log(name), env)
+        return Worker("reference", self._log(name), env, fork=self.keep_warm)
 
     def close(self) -> None:
         self._drop()

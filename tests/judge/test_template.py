@@ -1,0 +1,127 @@
+"""A long-lived pool's trusted workers are forked warm from a template that never held a task."""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import time
+from pathlib import Path
+
+import pytest
+
+from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers import template
+from cudaopt.judge.workers.child import Worker, WorkerFailure
+from cudaopt.judge.workers.pool import JudgePool
+from tests.conftest import forked, held_only_its_own
+
+MARK = 0.123456789  # every element of the task's output: bytes no process holds by chance
+TASK = f'''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 0 + {MARK}
+
+
+def get_inputs():
+    return [torch.randn(4096)]
+
+
+def get_init_inputs():
+    return []
+'''
+NEEDLE = struct.pack("f", MARK) * 64
+CANDIDATE = TASK.replace("class Model(", "class ModelNew(")
+
+
+def _forked_reference(pool: JudgePool) -> Worker:
+    """A reference worker of `pool` forked from its template, once the template is ready
+    (those asked for before that start as new processes)."""
+    deadline = time.monotonic() + 180
+    while not forked(worker := pool.new_reference("ref")):
+        worker.discard()
+        assert time.monotonic() < deadline, "the template never became ready"
+        time.sleep(0.2)
+    return worker
+
+
+def _holds(pid: int, needle: bytes) -> bool:
+    """Whether any readable page of process `pid` holds `needle`."""
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                if needle in mem.read(end - start):
+                    return True
+            except (OSError, ValueError, OverflowError):
+                continue  # [vvar] and the like
+    return False
+
+
+def test_a_trusted_worker_forked_warm_is_ready_at_once_and_inherits_nothing(
+        tmp_path: Path) -> None:
+    """Ready in under a second; no descriptor of the judge's but its pipes and log, not even
+    an inheritable one; no page holding a reference output of a judgement that ran before."""
+    (tmp_path / "task.py").write_text(TASK)
+    (tmp_path / "cand.py").write_text(CANDIDATE)
+    outputs = open(tmp_path / "reference_outputs.pt", "wb")  # what a judge's parent may hold
+    os.set_inheritable(outputs.fileno(), True)
+    opts = JudgeOptions(device="cpu", profile=False, allow=["*"])
+    pool = JudgePool(worker_env(opts), isolate=False)
+    try:
+        _forked_reference(pool).discard()
+        verdict = check(tmp_path / "task.py", tmp_path / "cand.py", opts, pool=pool)
+        assert verdict.status is Status.OK, verdict.error
+        held = pool.references(tmp_path / "task.py", "cpu")[0]
+        assert held is not None and _holds(held.worker.proc.pid, NEEDLE)  # the scan sees
+        started = time.monotonic()
+        worker = _forked_reference(pool)
+        with pytest.raises(WorkerFailure) as answered:
+            worker.call("no such request", 60)
+        assert answered.value.kind == "KeyError"
+        assert time.monotonic() - started < 1.0
+        assert held_only_its_own(worker)
+        assert _holds(worker.proc.pid, b"cudaopt.judge.roles.reference")  # the template's
+        assert not _holds(worker.proc.pid, NEEDLE)
+        worker.close()
+    finally:
+        outputs.close()
+        pool.close()
+
+
+def test_a_killed_template_costs_only_its_own_start() -> None:
+    """The worker asked for next starts as a new process and works; a new template serves
+    the ones after it."""
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)
+    try:
+        _forked_reference(pool).discard()
+        for pid in template.template_pids():
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        worker = pool.new_reference("ref")
+        assert not forked(worker)
+        with pytest.raises(WorkerFailure) as answered:
+            worker.call("no such request", 120)
+        assert answered.value.kind == "KeyError"
+        worker.discard()
+        _forked_reference(pool).discard()
+    finally:
+        pool.close()
+
+
+def test_forking_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(template.FORK_ENV, "0")
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)
+    try:
+        worker = pool.new_reference("ref")
+        assert not forked(worker)
+        worker.discard()
+    finally:
+        pool.close()
