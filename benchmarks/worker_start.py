@@ -72,7 +72,10 @@ def trusted(repeat: int) -> None:
         print(f"new process {run + 1}: {answered(False)[0]:.2f} s", flush=True)
     answered(True)  # starts the template; this worker itself starts anew
     deadline = time.monotonic() + 300
-    while not template.template_pids() or not answered(True)[1]:
+    while not answered(True)[1]:
+        if template.refusals():
+            print(f"no forks: the template refused ({template.refusals()[0]})", flush=True)
+            return
         assert time.monotonic() < deadline, "the template never became ready"
         time.sleep(0.5)
     for run in range(repeat):

@@ -23,7 +23,7 @@ import socket
 import sys
 import threading
 import traceback
-from pathlib import Path
+import warnings
 
 import torch
 
@@ -108,16 +108,42 @@ def serve(sock: socket.socket) -> None:
             sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
 
 
+def refusal() -> str | None:
+    """Why forking from this process would be unsafe, or None. A fork is safe from one
+    Python thread (the BLAS library's pool is fork-safe), never once torch has set CUDA up.
+    The imports load the CUDA driver on a GPU machine (an H200 with driver 580 showed its
+    thread) without a context, and a fork there initialises CUDA and compiles; where a fork
+    cannot, the probe says so and every worker starts anew."""
+    if threading.active_count() > 1:
+        return f"{threading.active_count()} Python threads"
+    if torch.cuda.is_initialized():
+        return "CUDA was initialised during the imports"
+    if torch.cuda.is_available() and not _fork_uses_cuda():  # NVML's answer: no CUDA here
+        return "a fork of it could not use CUDA"
+    return None
+
+
+def _fork_uses_cuda() -> bool:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            torch.ones(1, device="cuda").add_(1).item()
+            os._exit(0)
+        except BaseException:  # noqa: BLE001 - the exit status says it
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
 def main() -> None:
+    # the BLAS library's threads are fork-safe (see `refusal`); Python warns of any thread
+    warnings.filterwarnings("ignore", ".*use of fork\\(\\) may lead to deadlocks",
+                            DeprecationWarning)
     sock = socket.socket(fileno=int(sys.argv[1]))
     torch.set_grad_enabled(False)
     prewarm_compile()
-    # Forking is safe from one Python thread (the BLAS library's pool is fork-safe), never
-    # once the CUDA driver was loaded: a fork could not initialise it again.
-    sound = (threading.active_count() == 1 and not torch.cuda.is_initialized()
-             and "libcuda.so" not in Path("/proc/self/maps").read_text())
-    sock.send(json.dumps({"ready": sound}).encode())
-    if sound:
+    refused = refusal()
+    sock.send(json.dumps({"ready": refused is None, "refused": refused}).encode())
+    if refused is None:
         serve(sock)
     os._exit(0)
 

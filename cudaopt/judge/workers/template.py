@@ -61,7 +61,10 @@ class Template:
         theirs.close()
         self._sock = ours
         self._lock = threading.Lock()
-        self.state = "starting"  # then "ready" or "broken"
+        # then "ready", "broken" (replaced at the next request), or "refused": it said why
+        # forking here would be unsafe, and the judge starts its workers anew
+        self.state = "starting"
+        self.refused: str | None = None
 
     def ready(self) -> bool:
         """Whether it has said it is ready; never waits."""
@@ -70,7 +73,9 @@ class Template:
                 self._sock.setblocking(False)
                 try:
                     hello = json.loads(self._sock.recv(4096) or b"{}")
-                    self.state = "ready" if hello.get("ready") else "broken"
+                    self.refused = hello.get("refused")
+                    self.state = ("ready" if hello.get("ready") else
+                                  "refused" if self.refused else "broken")
                 except BlockingIOError:
                     pass
                 except (OSError, ValueError):
@@ -144,6 +149,12 @@ def close_all() -> None:
     with _registry:
         while _templates:
             _templates.popitem()[1].close()
+
+
+def refusals() -> list[str]:
+    """Why templates of this process would not fork, as they said (for a benchmark's log)."""
+    with _registry:
+        return [t.refused for t in _templates.values() if t.refused]
 
 
 def template_pids() -> list[int]:
