@@ -104,13 +104,12 @@ class Template:
         return None
 
     def close(self) -> None:
+        """Killed, not asked: it holds nothing of a judgement, may still be importing, and
+        its forks live on in sessions of their own."""
         self.state = "broken"
-        self._sock.close()  # the template exits when it sees the socket close
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self._sock.close()
+        self.proc.kill()
+        self.proc.wait()
         self.log.close()
 
 
