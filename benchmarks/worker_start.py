@@ -51,6 +51,7 @@ def trusted(repeat: int) -> None:
     import time
 
     from cudaopt.judge.workers import template
+    from cudaopt.judge.workers.adopted import Adopted
     from cudaopt.judge.workers.child import Worker, WorkerFailure
 
     folder = Path(tempfile.mkdtemp(prefix="worker-start-"))
@@ -64,7 +65,7 @@ def trusted(repeat: int) -> None:
         except WorkerFailure:
             pass  # the answer: it is past its imports
         took = time.perf_counter() - started
-        forked = not hasattr(worker.proc, "stdin")
+        forked = isinstance(worker.proc, Adopted)
         worker.discard()
         return took, forked
 

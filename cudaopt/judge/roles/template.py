@@ -65,8 +65,6 @@ def _fork(sock: socket.socket, request: dict, fds: list[int]) -> None:
     if pid == 0:
         sock.close()
         _child(request, fds)
-    for fd in fds:
-        os.close(fd)
     pidfd = os.pidfd_open(pid)  # unreaped until the loop's next `waitpid`: still our child
     try:
         socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
@@ -100,12 +98,10 @@ def serve(sock: socket.socket) -> None:
                 raise ValueError("a request is the reference role and three descriptors")
             _fork(sock, request, fds)
         except Exception as exc:  # noqa: BLE001 - the judge starts that worker itself
-            for fd in fds:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
             sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        finally:
+            for fd in fds:  # the fork holds its own copies
+                os.close(fd)
 
 
 def refusal() -> str | None:

@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from cudaopt.judge.workers import spawner, template
 from cudaopt.judge.workers.adopted import Adopted
@@ -113,11 +113,12 @@ class Worker:
         full_env = {**os.environ, **env, "CUDAOPT_REPLY_FD": str(write_fd),
                     "PYTHONUNBUFFERED": "1", SPAWNED_ENV: repr(self.spawned_at),
                     "PYTHONPATH": python_path({**os.environ, **env})}
-        self.proc: Any = None  # a `Popen`, or an `Adopted`: forked, or handed over
-        forked = None
-        if role == "reference" and wrap is None:
-            forked = self._fork(full_env, write_fd, fork)
-        if forked is None:
+        self.proc: Any  # a `Popen`, or an `Adopted`: forked, or handed over
+        trusted = role == "reference" and wrap is None  # a confined worker is never forked
+        forked = self._fork(full_env, write_fd) if fork and trusted else None
+        if forked is not None:
+            self.proc, self._commands = forked
+        else:
             argv = [sys.executable, "-m", "cudaopt.judge.roles.worker", role]
             if wrap is not None:
                 argv, full_env = wrap(argv, full_env)
@@ -133,20 +134,19 @@ class Worker:
         self._buffer = b""
         self._wrapped = wrap is not None
 
-    def _fork(self, env: dict[str, str], reply_fd: int, start: bool) -> Adopted | None:
-        """Fork from the template; on success the command pipe is set up as well."""
+    def _fork(self, env: dict[str, str], reply_fd: int) -> tuple[Adopted, IO[bytes]] | None:
+        """The process forked from the template and the write end of its command pipe, or
+        None where no template is ready."""
         commands_read, commands_write = os.pipe()
         try:
             forked = template.fork_reference(
-                env, (commands_read, reply_fd, self._log.fileno()), start)
+                env, (commands_read, reply_fd, self._log.fileno()))
         finally:
             os.close(commands_read)
         if forked is None:
             os.close(commands_write)
             return None
-        self.proc = forked
-        self._commands = os.fdopen(commands_write, "wb")
-        return forked
+        return forked, os.fdopen(commands_write, "wb")
 
     @classmethod
     def adopt(cls, role: str, proc: Any, commands: int, reply: int, log: int,

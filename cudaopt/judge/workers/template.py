@@ -121,13 +121,12 @@ def _imported(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith(IMPORTED) and k not in PER_WORKER}
 
 
-def fork_reference(env: dict[str, str], fds: tuple[int, int, int],
-                   start: bool) -> Adopted | None:
+def fork_reference(env: dict[str, str], fds: tuple[int, int, int]) -> Adopted | None:
     """A reference worker forked with the full environment `env` and these (command, reply,
-    log) descriptors, or None: not asked to (`start` false: a one-off judgement, which would
-    not live to use a template), none ready for `env` yet (one starts now for the next),
-    or forking turned off (`CUDAOPT_FORK_WORKERS=0`)."""
-    if not start or env.get(FORK_ENV, os.environ.get(FORK_ENV)) == "0":
+    log) descriptors, or None: none ready for `env` yet (one starts now for the next), or
+    forking turned off (`CUDAOPT_FORK_WORKERS=0` in `env`). Only long-lived pools ask: a
+    one-off judgement would not live to use a template."""
+    if env.get(FORK_ENV) == "0":
         return None
     key = json.dumps(sorted(_imported(env).items()))
     with _registry:
