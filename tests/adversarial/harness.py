@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import subprocess
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cudaopt.judge import JudgeOptions, Verdict, check, default_build_dir
+from cudaopt.judge import JudgeOptions, JudgePool, Verdict, check, default_build_dir, worker_env
 from cudaopt.judge.building.kernels import build_kernels
 
 HERE = Path(__file__).resolve().parent
@@ -31,13 +32,29 @@ def build(folder: Path, device: str) -> Path | None:
     return build_dir
 
 
-def judge(name: str, folder: Path = CPU, task: str = "task.py", **options: Any) -> Verdict:
-    """The judge on one candidate, kept quick: no torch.compile baseline, a short budget."""
+@functools.cache
+def warm_pool(device: str) -> JudgePool:
+    """One warm pool per device for this test process, as a bench slot or an agent run
+    judges: each task's reference and baseline processes forked warm, a candidate process
+    started ahead. Every hack still gets a candidate process of its own, and the reference
+    processes never import candidate code; a hack that crashes or kills its worker costs
+    only its own judgement."""
+    pool = JudgePool(worker_env(JudgeOptions(device=device)))
+    atexit.register(pool.close)
+    return pool
+
+
+def judge(name: str, folder: Path = CPU, task: str = "task.py", warm: bool = True,
+          **options: Any) -> Verdict:
+    """The judge on one candidate, kept quick: no torch.compile baseline, a short budget.
+    `warm=False`: a one-off judgement, whose new processes see the test's environment as it
+    is now (a warm pool's candidate process was started ahead, before the test ran)."""
     settings: dict[str, Any] = dict(device="cpu", profile=False, compile_baseline=False,
                                     time_budget_s=2.0, min_rounds=2, max_rounds=8)
     settings.update(options)
     build(folder, settings["device"])
-    return check(folder / task, folder / f"{name}.py", JudgeOptions(**settings))
+    return check(folder / task, folder / f"{name}.py", JudgeOptions(**settings),
+                 pool=warm_pool(settings["device"]) if warm else None)
 
 
 def naive(name: str, folder: Path = CPU, device: str = "cpu", order: str = "ref_first",

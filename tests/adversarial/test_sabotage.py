@@ -21,7 +21,7 @@ def test_slowing_torch_at_import_is_reported_and_never_reaches_the_baselines(
     log = tmp_path / "imports.log"
     monkeypatch.setenv("ADVERSARIAL_IMPORT_LOG", str(log))
     # not isolated: the candidate writes which processes imported it to the test's folder
-    verdict = judge("patch_torch_baseline", profile=True, isolation="off")
+    verdict = judge("patch_torch_baseline", profile=True, isolation="off", warm=False)
     assert verdict.status is Status.VIOLATION and verdict.reward == -1
     assert ("tampering: torch.sigmoid was replaced after the candidate was imported"
             in verdict.violations)

@@ -125,3 +125,23 @@ def test_forking_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
         worker.discard()
     finally:
         pool.close()
+
+
+def test_a_fork_takes_the_judges_scheduling_not_what_the_template_was_given() -> None:
+    """Any process of the judge's user, an unisolated candidate among them, can renice the
+    template or move it to SCHED_IDLE; its forks still run as the judge does, so no later
+    judgement times its baselines slowed down."""
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)
+    try:
+        _forked_reference(pool).discard()
+        for pid in template.template_pids():
+            for thread in os.listdir(f"/proc/{pid}/task"):
+                os.sched_setscheduler(int(thread), os.SCHED_IDLE, os.sched_param(0))
+                os.setpriority(os.PRIO_PROCESS, int(thread), 19)
+        worker = _forked_reference(pool)
+        assert os.getpriority(os.PRIO_PROCESS, worker.proc.pid) == os.getpriority(
+            os.PRIO_PROCESS, 0)
+        assert os.sched_getscheduler(worker.proc.pid) == os.sched_getscheduler(0)
+        worker.discard()
+    finally:
+        pool.close()

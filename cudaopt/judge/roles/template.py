@@ -9,9 +9,9 @@ its reply pipe, its log) and takes the environment, folder and CPUs the judge as
 Only the reference role is ever forked: a candidate is always a new process, started by the
 judge inside its own namespaces (see `workers.template`).
 
-A request is one SEQPACKET message: JSON `{"role", "env", "cwd", "cpus"}` with the three
-descriptors attached. The answer is `{"pid": N}` with a pidfd of the fork attached (opened
-here while the fork cannot yet have been reaped), or `{"error": ...}`.
+A request is one SEQPACKET message: JSON `{"role", "env", "cwd", "cpus", "policy", "nice"}`
+with the three descriptors attached. The answer is `{"pid": N}` with a pidfd of the fork
+attached (opened here while the fork cannot yet have been reaped), or `{"error": ...}`.
 """
 
 from __future__ import annotations
@@ -58,7 +58,19 @@ def _child(request: dict, fds: list[int]) -> None:
     os._exit(70)
 
 
+def _schedule(request: dict) -> None:
+    """Take the judge's scheduling before forking, whatever this process was given since:
+    any process of the same user (an unisolated candidate among them) may renice the
+    template or move it to SCHED_IDLE, and every later fork would inherit that into the
+    baselines it times. Where it cannot be taken back (raising a priority needs privilege),
+    this raises: the judge then replaces the template and starts that worker anew."""
+    os.sched_setscheduler(0, request["policy"], os.sched_param(0))
+    if os.getpriority(os.PRIO_PROCESS, 0) != request["nice"]:
+        os.setpriority(os.PRIO_PROCESS, 0, request["nice"])
+
+
 def _fork(sock: socket.socket, request: dict, fds: list[int]) -> None:
+    _schedule(request)
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()

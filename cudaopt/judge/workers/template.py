@@ -87,7 +87,9 @@ class Template:
         """A reference worker with `env` and these (command, reply, log) descriptors; None
         when the template could not make one (it is then closed)."""
         request = {"role": "reference", "env": env, "cwd": os.getcwd(),
-                   "cpus": sorted(os.sched_getaffinity(0))}
+                   "cpus": sorted(os.sched_getaffinity(0)),
+                   "policy": os.sched_getscheduler(0),
+                   "nice": os.getpriority(os.PRIO_PROCESS, 0)}
         with self._lock:
             try:
                 self._sock.settimeout(_ANSWER_S)
