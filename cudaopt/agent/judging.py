@@ -18,6 +18,7 @@ from cudaopt.judge import (
     check,
     gpu_identity,
     machine_lender,
+    prepare,
     worker_env,
 )
 
@@ -43,6 +44,8 @@ class JudgeService:
         self.server = JudgeServer(None, self.pool, workspace, options, judge=self._judge)
         self.socket_path = self.server.socket_path
         self.server.start()
+        # the baselines compile while the model writes its first kernel and that builds
+        prepare(task, options, self.pool)
 
     def _judge(self, task: Path, candidate: Path, options: JudgeOptions,
                progress: Callable[[str], None]) -> Verdict:

@@ -27,7 +27,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cudaopt.judge.api import check
+    from cudaopt.judge.api import check, prepare
     from cudaopt.judge.building.caches import prewarm_compile, worker_env
     from cudaopt.judge.building.inline_build import JIT, build_ahead, jit_builds
     from cudaopt.judge.building.kernels import (
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, tuple[str, str]] = {
     "Progress": ("cudaopt.judge.verdict.options", "Progress"),
     "check": ("cudaopt.judge.api", "check"),
+    "prepare": ("cudaopt.judge.api", "prepare"),
     "prewarm_compile": ("cudaopt.judge.building.caches", "prewarm_compile"),
     "worker_env": ("cudaopt.judge.building.caches", "worker_env"),
     "JIT": ("cudaopt.judge.building.inline_build", "JIT"),
@@ -98,7 +99,7 @@ _WHERE: dict[str, tuple[str, str]] = {
 
 __all__ = [
     # judging
-    "check", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
+    "check", "prepare", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
     "sandbox_off",
     "JudgePool", "worker_env", "prewarm_compile", "Verdict", "Status", "Timing", "EXIT_CODES",
     # building
@@ -115,7 +116,7 @@ __all__ = [
 #: Functions whose module imports torch, handed out as a stand-in that loads it on the first
 #: call: the agent, bench and the CLI name `check` at import, but a client of a warm judge
 #: never calls it.
-_ON_CALL = frozenset({"check"})
+_ON_CALL = frozenset({"check", "prepare"})
 
 
 def __getattr__(name: str) -> Any:

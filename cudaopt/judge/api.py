@@ -72,6 +72,26 @@ def check(task: Path, candidate: Path, options: JudgeOptions | None = None,
     return verdict
 
 
+def prepare(task: Path, options: JudgeOptions, pool: JudgePool) -> bool:
+    """Start loading `task` into `pool`'s baseline process and compiling its torch.compile
+    baseline, for the judgements to come; returns at once. A run calls it as it starts: its
+    first timed judgement then finds the baselines compiled (seconds to tens of seconds
+    cold) instead of compiling them after the candidate's build. Nothing of a candidate is
+    involved. False, doing nothing, when there is nothing to time, the pool is one-off or
+    already judging, or `task` is not a valid task (its judgement will say why)."""
+    if not (options.profile and pool.keep_warm) or not pool.busy.acquire(blocking=False):
+        return False
+    try:
+        validate_task(task)
+        with Session(options, resolve_device(options.device), task, pool) as session:
+            session.start_baseline(task)
+        return True
+    except BadInput:
+        return False
+    finally:
+        pool.busy.release()
+
+
 def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, verdict: Verdict,
            pool: JudgePool) -> Verdict:
     """The device is held only while it verifies and times: the build, both workers' start,
@@ -80,6 +100,7 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
     device overlaps them instead of waiting for them."""
     verdict.isolated, verdict.isolation = pool.isolation.isolated, pool.isolation.how
     with pool.busy, Session(options, verdict.device, task, pool) as session:
+        session.take_workers()
         if options.profile:
             session.start_baseline(task)
         with phase(verdict, "build"):

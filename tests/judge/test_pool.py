@@ -220,3 +220,44 @@ def test_closing_a_pool_kills_its_processes_held_in_reserve_without_waiting() ->
     assert not any(worker.alive for worker in spares)
     assert all(worker.proc.returncode == -9 for worker in spares  # where its status is ours
                if not isinstance(worker.proc, Adopted))
+
+
+def test_a_task_prepared_ahead_is_timed_by_the_baseline_process_that_compiled_it(
+        tmp_path: Path) -> None:
+    """`prepare` (a run calls it as it starts) returns at once with the task's baseline
+    process loading and compiling; the first timed judgement uses that process."""
+    from cudaopt.judge import prepare
+
+    opts = JudgeOptions(device="cpu", time_budget_s=2.0)
+    pool = JudgePool(worker_env(opts))
+    try:
+        assert prepare(TASK, opts, pool)
+        _, baseline = pool.references(TASK, "cpu")
+        assert baseline is not None and baseline.compiled == opts.compile_mode
+        assert baseline.owed, "its load and compile are still under way"
+        verdict = check(TASK, ZOO / "correct.py", opts, pool=pool)
+        assert verdict.status is Status.OK and verdict.compiled_baseline is not None
+        assert pool.references(TASK, "cpu")[1].worker is baseline.worker
+    finally:
+        pool.close()
+
+
+def test_nothing_is_prepared_for_a_one_off_or_busy_pool_or_a_task_that_is_none(
+        tmp_path: Path) -> None:
+    from cudaopt.judge import prepare
+
+    opts = JudgeOptions(device="cpu")
+    one_off = JudgePool(worker_env(opts), keep_warm=False)
+    pool = JudgePool(worker_env(opts))
+    bad = tmp_path / "model.py"
+    bad.write_text("import torch\n")  # no Model, no get_inputs
+    try:
+        assert not prepare(TASK, opts, one_off)
+        assert not prepare(bad, opts, pool)
+        assert pool.references(bad, "cpu") == (None, None)
+        with pool.busy:
+            assert not prepare(TASK, opts, pool)
+        assert pool.references(TASK, "cpu") == (None, None)
+    finally:
+        one_off.close()
+        pool.close()

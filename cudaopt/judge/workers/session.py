@@ -48,12 +48,11 @@ class Session:
         warm_reference, warm_baseline = pool.references(task, device, self.threads)
         self.init_seed = pool.init_seed
         self.reference_info = warm_reference.info if warm_reference else None
-        self.reference = warm_reference.worker if warm_reference else pool.new_reference(
-            "ref", prewarm=device == "cuda" and pool.keep_warm)  # may trade roles: `_swap`
+        self._reference = warm_reference.worker if warm_reference else None
         self._baseline = warm_baseline
         # Timeouts of the baseline replies still owed, a warm worker's left from before.
         self.baseline_pending: list[float] = list(warm_baseline.owed) if warm_baseline else []
-        self.candidate = pool.candidate()
+        self._candidate: Worker | None = None
         self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
         self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
         self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
@@ -63,6 +62,27 @@ class Session:
         self.committed: dict[str, str] = {}
         # CUDA: the candidate's own kernels its profiled burst launched (see `launches`)
         self.kernels: set[str] | None = None
+
+    @property
+    def reference(self) -> Worker:
+        """The process that computes the reference outputs: the pool's warm one, or one
+        taken when first asked for (a session that only starts the baselines takes none)."""
+        if self._reference is None:  # may trade roles with the baseline: `JudgePool._swap`
+            self._reference = self.pool.new_reference(
+                "ref", prewarm=self.device == "cuda" and self.pool.keep_warm)
+        return self._reference
+
+    @property
+    def candidate(self) -> Worker:
+        """Always a new process, taken from the pool when first asked for."""
+        if self._candidate is None:
+            self._candidate = self.pool.candidate()
+        return self._candidate
+
+    def take_workers(self) -> None:
+        """A judgement takes its reference and candidate processes first, so that any still
+        starting do so while the candidate builds."""
+        _ = self.reference, self.candidate
 
     def baseline_profiled(self) -> None:
         """The baseline process ran torch.profiler: on CUDA, where that slows its launches
@@ -154,12 +174,13 @@ class Session:
     def close(self) -> None:
         """The candidate worker always goes (an isolated one's build is kept for the next
         judgement of the same content); the pool decides which reference workers stay."""
-        self.candidate.close()
-        if self.candidate.caches and self.candidate_path is not None:
-            keep_build(self.candidate_path, self.candidate.caches)
+        if self._candidate is not None:
+            self._candidate.close()
+            if self._candidate.caches and self.candidate_path is not None:
+                keep_build(self.candidate_path, self._candidate.caches)
         reference = None
-        if self.reference_info is not None:
-            reference = Loaded(self.reference, self.reference_info,
+        if self.reference_info is not None and self._reference is not None:
+            reference = Loaded(self._reference, self.reference_info,
                                device_gib=self._held_gib("reference"))
         if self._baseline is not None:
             self._baseline.owed = self.baseline_pending
@@ -167,7 +188,7 @@ class Session:
         if self.pool.keep_warm:
             self.pool.keep(reference, self._baseline)
         baseline = [self._baseline.worker] if self._baseline is not None else []
-        for worker in [self.reference, *baseline]:
+        for worker in [*([self._reference] if self._reference else []), *baseline]:
             if not self.pool.holds(worker):
                 worker.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
