@@ -183,3 +183,16 @@ def test_a_check_after_an_optimize_run_finds_the_task_loaded(env: dict[str, str]
     [run] = (folder / ".cudaopt" / "runs").iterdir()
     verdict, _ = _cli_check(env, folder / "model.py", run / "best" / "model_new.py", tmp_path)
     assert verdict["correct"] and not _loaded(verdict["phases_s"]), verdict["phases_s"]
+
+
+def test_a_pair_reniced_while_it_was_lent_is_not_borrowed(env: dict[str, str]) -> None:
+    """Any process of the user can renice a pair waiting in the machine judge; so slowed,
+    its baseline would flatter the next borrower's candidates. It is not lent: the next pool
+    loads the task in processes of its own."""
+    first = _pool(env)
+    for pid in first["held"]:
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            os.setpriority(os.PRIO_PROCESS, int(thread), 19)
+    second = _pool(env)
+    assert second["correct"] and _loaded(second["phases"]), second["phases"]
+    assert not set(second["held"]) & set(first["held"])

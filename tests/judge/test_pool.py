@@ -261,3 +261,25 @@ def test_nothing_is_prepared_for_a_one_off_or_busy_pool_or_a_task_that_is_none(
     finally:
         one_off.close()
         pool.close()
+
+
+def test_a_held_process_reniced_while_it_waited_is_not_used_again(tmp_path: Path) -> None:
+    """Any process of the judge's user can renice a pool's warm baseline between two
+    judgements; so slowed, it would flatter every later candidate."""
+    opts = JudgeOptions(device="cpu", compile_baseline=False, time_budget_s=2.0)
+    pool = JudgePool(worker_env(opts))
+    try:
+        assert check(TASK, ZOO / "correct.py", opts, pool=pool).status is Status.OK
+        reference, baseline = pool.references(TASK, "cpu")
+        assert reference is not None and baseline is not None
+        for thread in os.listdir(f"/proc/{baseline.worker.proc.pid}/task"):
+            os.setpriority(os.PRIO_PROCESS, int(thread), 19)
+        verdict = check(TASK, ZOO / "correct.py", opts, pool=pool)
+        assert verdict.status is Status.OK, verdict.error
+        assert not any("rescheduled" in w for w in verdict.warnings), verdict.warnings
+        now = pool.references(TASK, "cpu")
+        assert now[0] is not None and now[0].worker is reference.worker
+        assert now[1] is not None and now[1].worker is not baseline.worker
+        assert not baseline.worker.alive
+    finally:
+        pool.close()

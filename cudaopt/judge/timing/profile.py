@@ -30,6 +30,7 @@ from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
 from cudaopt.judge.verdict.verdict import Verdict, add_parts, compile_story, phase
 from cudaopt.judge.workers.child import Worker
+from cudaopt.judge.workers.scheduling import departure
 from cudaopt.judge.workers.session import Session
 
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
@@ -72,6 +73,12 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         for worker, before in pins:
             if worker.alive:  # a candidate that crashed is reported as such, not here
                 worker.call("pin", options.timeout_s, restore=before)
+    moved = departure(session.baseline.proc.pid)
+    if moved:  # by another process: only an unisolated candidate can reach it
+        verdict.noisy = True
+        verdict.warnings.append(
+            f"the baseline process was rescheduled while it was timed ({moved}): the timing "
+            "is untrusted (no speed reward above 1)")
 
 
 def _pin(session: Session, verdict: Verdict) -> list[tuple[Worker, list[int]]]:

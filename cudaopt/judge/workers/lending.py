@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from cudaopt.judge.workers.adopted import Adopted
 from cudaopt.judge.workers.child import Worker
+from cudaopt.judge.workers.scheduling import untouched
 
 #: The weights' file in a pool's scratch folder, where its candidates load them from.
 STATE_NAME = "state_dict.pt"
@@ -64,10 +65,17 @@ class Lease:
         return [self.reference] + ([self.baseline] if self.baseline is not None else [])
 
     def sound(self) -> bool:
-        """Alive, every owed reply accounted for, its weights' digest known."""
+        """Alive, every owed reply accounted for, its weights' digest known, and not slowed
+        by another process since (`untouched`)."""
         return (all(held.worker.alive and held.worker.pending == len(held.owed)
-                    for held in self.loaded)
+                    for held in self.loaded) and self.untouched()
                 and isinstance(self.reference.info.get("state_sha256"), str))
+
+    def untouched(self) -> bool:
+        """Neither process is scheduled below the judge: any process of the user can renice
+        a pair while it waits to be lent, and its baseline would then flatter every
+        borrower's candidates (`scheduling`)."""
+        return all(untouched(held.worker) for held in self.loaded)
 
     def close(self) -> None:
         for held in self.loaded:

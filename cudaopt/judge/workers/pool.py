@@ -25,6 +25,7 @@ from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, confine
 from cudaopt.judge.workers.lending import STATE_NAME, Lease, Lender, Loaded, borrow, lease_key
+from cudaopt.judge.workers.scheduling import untouched
 from cudaopt.judge.workers.scratch import scratch_root
 
 #: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
@@ -161,12 +162,22 @@ class JudgePool:
         if any: the same task under another path (a run's workspace copy, a bench's job
         folder) finds them too, and so does another pool of the lender's."""
         digest = hashlib.sha256(task.read_bytes()).hexdigest()
+        self._drop_touched()
         if (digest, device) != self._key:
             self._drop()
             self._key = (digest, device)
             self._lease_key = lease_key(self.env, digest, device, threads)
             self._borrow(self._lease_key)
         return self._reference, self._baseline
+
+    def _drop_touched(self) -> None:
+        """A held process that died or was rescheduled while it waited is not used again."""
+        if self._reference is not None and not untouched(self._reference.worker):
+            self._reference.worker.discard()
+            self._reference = None
+        if self._baseline is not None and not untouched(self._baseline.worker):
+            self._baseline.worker.discard()
+            self._baseline = None
 
     def _borrow(self, key: str) -> None:
         """The lender's pair for this task, its weights copied where this pool's candidates
@@ -213,11 +224,12 @@ class JudgePool:
         self.init_seed = int.from_bytes(os.urandom(7), "little")
 
     def keep(self, reference: Loaded | None, baseline: Loaded | None) -> None:
-        """Take back reference workers after a judgement: only alive ones, and only if every
-        reply they owe is accounted for, or their next exchange would read a stale reply."""
-        reference = (reference if reference and reference.worker.alive
+        """Take back reference workers after a judgement: only alive ones, only if every
+        reply they owe is accounted for (or their next exchange would read a stale reply),
+        and only as the judge schedules them (see `scheduling`)."""
+        reference = (reference if reference and untouched(reference.worker)
                      and reference.worker.pending == 0 else None)
-        baseline = (baseline if baseline and baseline.worker.alive
+        baseline = (baseline if baseline and untouched(baseline.worker)
                     and baseline.worker.pending == len(baseline.owed) else None)
         if baseline is not None and baseline.worker.profiled:
             reference, baseline = self._swap(reference, baseline)
@@ -284,9 +296,12 @@ class JudgePool:
             worker, self._fresh_baseline = self._fresh_baseline, None
             if self.ahead:
                 self._fresh_baseline = self._new_reference("baseline")
-            if worker.alive:
+            if untouched(worker):
                 return worker
-        self._fresh = [worker for worker in self._fresh if worker.alive]
+            worker.discard()
+        for worker in [w for w in self._fresh if not untouched(w)]:
+            self._fresh.remove(worker)
+            worker.discard()
         usable = [w for w in self._fresh if not (name == "baseline" and w.profiled)]
         if usable:
             self._fresh.remove(usable[0])
