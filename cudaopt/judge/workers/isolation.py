@@ -19,8 +19,15 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from cudaopt.judge.workers.child import Worker
+
+#: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
+#: the folders it must be able to write; returns the argv and environment to run with.
+Wrapper = Callable[[list[str], dict[str, str], list[Path]], tuple[list[str], dict[str, str]]]
 
 #: The candidate's own caches and temporary files, in its own folder: torch.compile's,
 #: Triton's and the CUDA driver's caches, never the ones the baselines load. (The
@@ -52,6 +59,31 @@ class Isolation:
 
 
 SANDBOXED = Isolation(True, "the run's sandbox")
+
+
+def candidate_worker(log: Path, env: dict[str, str], scratch: Path, wrapper: Wrapper | None,
+                     isolated: bool) -> Worker:
+    """A new candidate process, writing only to `scratch`: inside `wrapper` (a run's
+    sandbox) where given, then in namespaces of its own (`confine`) where `isolated`.
+    Either way its Triton cache is not the one the baselines load."""
+    own = scratch / log.stem
+    placed: dict[str, Path] = {}
+
+    def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        if wrapper is not None:
+            argv, env = wrapper(argv, env, [scratch])
+        if not isolated:
+            triton = Path(env["TRITON_CACHE_DIR"]).parent / "triton-candidates" / "shared"
+            return argv, {**env, "TRITON_CACHE_DIR": str(triton)}
+        placed["builds"] = Path(env["TORCH_EXTENSIONS_DIR"])
+        placed["triton"] = Path(env["TRITON_CACHE_DIR"]).parent / "triton-candidates"
+        return confine(argv, env, [scratch], own)
+
+    worker = Worker("candidate", log, env, wrap=wrap)
+    if placed:
+        worker.caches = {"builds": (placed["builds"], own / "builds"),
+                         "triton": (placed["triton"], own / "cache" / "triton")}
+    return worker
 
 
 def confine(argv: list[str], env: dict[str, str], writable: list[Path],

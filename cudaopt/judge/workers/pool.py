@@ -15,7 +15,6 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,10 @@ from typing import Any
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
-from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, confine
+from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, Wrapper, candidate_worker
 from cudaopt.judge.workers.lending import STATE_NAME, Lease, Lender, Loaded, borrow, lease_key
 from cudaopt.judge.workers.scheduling import untouched
 from cudaopt.judge.workers.scratch import scratch_root
-
-#: Confines the candidate worker, e.g. in the run's sandbox: gets its argv, environment and
-#: the folders it must be able to write; returns the argv and environment to run with.
-Wrapper = Callable[[list[str], dict[str, str], list[Path]], tuple[list[str], dict[str, str]]]
 
 
 class JudgePool:
@@ -125,26 +120,8 @@ class JudgePool:
 
     def _new_candidate(self) -> Worker:
         """No GPU turn in its environment: see `candidate_turn`."""
-        log = self._log("candidate")
-        own = self.scratch / log.stem
-        placed: dict[str, Path] = {}
-        confine_here = self.isolate and self.isolation.isolated
-
-        def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-            if self.wrapper is not None:
-                argv, env = self.wrapper(argv, env, [self.scratch])
-            if not confine_here:  # Triton's cache apart from the one the baselines load
-                triton = Path(env["TRITON_CACHE_DIR"]).parent / "triton-candidates" / "shared"
-                return argv, {**env, "TRITON_CACHE_DIR": str(triton)}
-            placed["builds"] = Path(env["TORCH_EXTENSIONS_DIR"])
-            placed["triton"] = Path(env["TRITON_CACHE_DIR"]).parent / "triton-candidates"
-            return confine(argv, env, [self.scratch], own)
-
-        worker = Worker("candidate", log, self.env, wrap=wrap)
-        if placed:
-            worker.caches = {"builds": (placed["builds"], own / "builds"),
-                             "triton": (placed["triton"], own / "cache" / "triton")}
-        return worker
+        return candidate_worker(self._log("candidate"), self.env, self.scratch, self.wrapper,
+                                self.isolate and self.isolation.isolated)
 
     def task_copy(self, task: Path) -> Path:
         """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a
