@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from cudaopt.judge.workers.adopted import Adopted
 from cudaopt.judge.workers.child import Worker
-from cudaopt.judge.workers.scheduling import untouched
+from cudaopt.judge.workers.scheduling import departure
 
 #: The weights' file in a pool's scratch folder, where its candidates load them from.
 STATE_NAME = "state_dict.pt"
@@ -65,17 +65,11 @@ class Lease:
         return [self.reference] + ([self.baseline] if self.baseline is not None else [])
 
     def sound(self) -> bool:
-        """Alive, every owed reply accounted for, its weights' digest known, and not slowed
-        by another process since (`untouched`)."""
-        return (all(held.worker.alive and held.worker.pending == len(held.owed)
-                    for held in self.loaded) and self.untouched()
+        """Alive and not scheduled below the judge (`untouched`), every owed reply
+        accounted for, its weights' digest known."""
+        return (all(untouched(held.worker) and held.worker.pending == len(held.owed)
+                    for held in self.loaded)
                 and isinstance(self.reference.info.get("state_sha256"), str))
-
-    def untouched(self) -> bool:
-        """Neither process is scheduled below the judge: any process of the user can renice
-        a pair while it waits to be lent, and its baseline would then flatter every
-        borrower's candidates (`scheduling`)."""
-        return all(untouched(held.worker) for held in self.loaded)
 
     def close(self) -> None:
         for held in self.loaded:
@@ -174,3 +168,10 @@ def from_wire(message: dict[str, Any], fds: list[int]) -> Lease:
                              [float(t) for t in item["owed"]], float(item["device_gib"])))
     return Lease(message["key"], loaded[0], loaded[1] if len(loaded) > 1 else None,
                  int(message["init_seed"]), Path(message["state"]), message["breakdowns"])
+
+
+def untouched(worker: Worker) -> bool:
+    """Alive, and not scheduled below the judge: a process waiting in a pool or a lender
+    can be reniced by any process of the user, and a baseline so slowed would flatter
+    every candidate timed against it (`scheduling`)."""
+    return worker.alive and departure(worker.proc.pid) is None

@@ -23,8 +23,15 @@ from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, Wrapper, candidate_worker
-from cudaopt.judge.workers.lending import STATE_NAME, Lease, Lender, Loaded, borrow, lease_key
-from cudaopt.judge.workers.scheduling import untouched
+from cudaopt.judge.workers.lending import (
+    STATE_NAME,
+    Lease,
+    Lender,
+    Loaded,
+    borrow,
+    lease_key,
+    untouched,
+)
 from cudaopt.judge.workers.scratch import scratch_root
 
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cudaopt.judge.workers.child import Worker
-
 # of the fields of /proc/PID/task/TID/stat after the command name's closing ")"
 _NICE, _POLICY = 16, 38
 _POLICIES = {0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH",
@@ -29,12 +27,12 @@ def own() -> tuple[int, int]:
     return os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
 
 
-def departure(pid: int, expected: tuple[int, int] | None = None) -> str | None:
-    """How one of `pid`'s threads is scheduled to get less CPU than `expected` (default:
-    `own()`) would give it, or None: none is, or the process is gone (its end is reported
-    elsewhere). Only slowing counts: a library may raise a thread of its own (an event
-    handler, say), and a process faster than the judge's own flatters no candidate."""
-    policy, nice = expected or own()
+def departure(pid: int) -> str | None:
+    """How one of `pid`'s threads is scheduled to get less CPU than the calling thread
+    (`own()`), or None: none is, or the process is gone (its end is reported elsewhere).
+    Only slowing counts: a library may raise a thread of its own (an event handler, say),
+    and a process faster than the judge's own flatters no candidate."""
+    policy, nice = own()
     folder = Path(f"/proc/{pid}/task")
     try:
         threads = os.listdir(folder)
@@ -61,9 +59,3 @@ def _name(scheduling: tuple[int, int]) -> str:
     policy, nice = scheduling
     return f"{_POLICIES.get(policy, f'policy {policy}')} at nice {nice}"
 
-
-def untouched(worker: Worker) -> bool:
-    """Alive, and not scheduled below the judge: a process waiting in a pool or a lender
-    can be reniced by any process of the user, and a baseline so slowed would flatter
-    every candidate timed against it."""
-    return worker.alive and departure(worker.proc.pid) is None

@@ -30,6 +30,7 @@ from collections import OrderedDict
 
 from cudaopt.judge.workers import spawner
 from cudaopt.judge.workers.adopted import Adopted
+from cudaopt.judge.workers.scheduling import own
 from cudaopt.judge.workers.scratch import scratch_root
 
 #: "0" turns forking off: every worker starts as a new process.
@@ -86,10 +87,9 @@ class Template:
     def fork(self, env: dict[str, str], fds: tuple[int, int, int]) -> Adopted | None:
         """A reference worker with `env` and these (command, reply, log) descriptors; None
         when the template could not make one (it is then closed)."""
+        policy, nice = own()
         request = {"role": "reference", "env": env, "cwd": os.getcwd(),
-                   "cpus": sorted(os.sched_getaffinity(0)),
-                   "policy": os.sched_getscheduler(0),
-                   "nice": os.getpriority(os.PRIO_PROCESS, 0)}
+                   "cpus": sorted(os.sched_getaffinity(0)), "policy": policy, "nice": nice}
         with self._lock:
             try:
                 self._sock.settimeout(_ANSWER_S)
