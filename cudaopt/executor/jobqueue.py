@@ -20,6 +20,7 @@ class Pending:
     built: list[Any] = field(default_factory=list)  # where that build is (a cluster's ref)
     attempts: int = 0
     errors: list[str] = field(default_factory=list)  # each failed attempt's infra error
+    alone: bool = False  # to be judged with its slot to itself (`lanes`)
 
     def finish(self, result: JobResult) -> None:
         result.attempts = self.attempts

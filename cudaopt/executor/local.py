@@ -19,6 +19,7 @@ from pathlib import Path
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.jobqueue import JobQueue, Pending
 from cudaopt.executor.jobs import Job, JobResult
+from cudaopt.executor.lanes import RETRIED_ALONE, LaneGate, out_of_device_memory
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
 from cudaopt.judge import gpu_identity
 
@@ -51,6 +52,7 @@ class LocalExecutor:
         self._queue = JobQueue()
         self._cond = self._queue.cond
         self._running: dict[str, _SlotProcess] = {}  # slot lane -> its process, while it works
+        self._gate = LaneGate(self._cond)
         self._build_env = arch_env(self._slots)
         self._prebuild = Prebuilder(self.root, sandbox, self._build_env)
         reserved = set(self._timing_cpus.values())
@@ -112,10 +114,17 @@ class LocalExecutor:
                 pending.attempts += 1
                 with self._cond:
                     self._running[name] = proc
-                result = proc.run(pending.job, self.job_timeout_s)
+                with self._gate.enter(spec.name, pending.alone):
+                    result = proc.run(pending.job, self.job_timeout_s)
                 with self._cond:
                     self._running.pop(name, None)
                 warm_key = pending.job.sources.task_key
+                if self.lookahead and not pending.alone and out_of_device_memory(result):
+                    proc.close()  # its workers may still hold what they allocated
+                    proc, warm_key, pending.alone = None, None, True
+                    pending.errors.append(RETRIED_ALONE)
+                    self._queue.requeue(pending)
+                    continue
                 if result.infra_error is not None:
                     proc.close()
                     proc, warm_key = None, None

@@ -1,8 +1,10 @@
-"""Job kinds for the executor's own tests: a slot process that dies mid-job, once."""
+"""Job kinds for the executor's own tests: a slot process that dies mid-job, once; a
+judgement short of device memory, once."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from cudaopt.executor.jobs import Job, JobResult
@@ -24,3 +26,25 @@ def always_die(runner: SlotRunner, job: Job) -> JobResult:
 
 register("die_once", die_once)
 register("always_die", always_die)
+
+
+def short_of_memory_once(runner: SlotRunner, job: Job) -> JobResult:
+    """A CUDA judgement's verdict that ran out of device memory the first time; a correct
+    one the second."""
+    mark = Path(job.params["mark"])
+    if not mark.exists():
+        mark.write_text("out of memory")
+        error = "candidate OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB."
+        return JobResult(job.id, verdict={"device": "cuda", "status": "crash",
+                                          "correct": False, "error": error})
+    return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True})
+
+
+def pause(runner: SlotRunner, job: Job) -> JobResult:
+    """Holds its lane for a while, as a judgement being prepared does."""
+    time.sleep(float(job.params["s"]))
+    return JobResult(job.id)
+
+
+register("short_of_memory_once", short_of_memory_once)
+register("pause", pause)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cudaopt.executor import Job, LocalExecutor, Sources
+from cudaopt.executor.lanes import RETRIED_ALONE
 from cudaopt.executor.local import lookahead_for
 from cudaopt.judge import JudgeOptions
 from tests.conftest import EXAMPLES
@@ -30,6 +31,28 @@ def test_one_slot_with_a_lookahead_of_one_holds_at_most_two_jobs(tmp_path) -> No
     assert all(r.infra_error is None and r.verdict["correct"] for r in results)
     spans = [r.extra["span"] for r in results]
     assert _most_at_once(spans) == 2  # one judged, one prepared: never a third
+
+
+def test_a_judgement_short_of_device_memory_beside_other_lanes_is_judged_again_alone(
+        tmp_path) -> None:
+    """The memory the first try lacked may have been the other lanes': the second try
+    overlaps no other job, and its verdict is the one that stands."""
+    sources, options = Sources("t.py", "class Model: pass\n"), JudgeOptions()
+    with LocalExecutor("cpu", root=tmp_path / "exec", lookahead=2,
+                       plugins=("tests.executor.plugin",)) as executor:
+        first = [executor.submit(Job(f"p{i}", "pause", sources, options, {"s": 2.0}))
+                 for i in range(2)]
+        short = executor.submit(Job("m", "short_of_memory_once", sources, options,
+                                    {"mark": str(tmp_path / "mark")}))
+        later = [executor.submit(Job(f"q{i}", "pause", sources, options, {"s": 1.0}))
+                 for i in range(3)]
+        result = short.result(timeout=300)
+        others = [future.result(timeout=300) for future in first + later]
+    assert result.verdict["correct"] and result.attempts == 2
+    assert result.extra["infra_errors"] == [RETRIED_ALONE]
+    start, end = result.extra["span"]
+    assert all(o.extra["span"][1] <= start or o.extra["span"][0] >= end for o in others)
+    assert _most_at_once([o.extra["span"] for o in others]) >= 2  # the lanes shared otherwise
 
 
 def test_cpu_slots_prepare_nothing_ahead_by_default(tmp_path) -> None:
