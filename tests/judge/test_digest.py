@@ -8,6 +8,7 @@ import torch
 
 from cudaopt.judge.workers import digest_fused
 from cudaopt.judge.workers.digest import digest
+from cudaopt.judge.workers.tensors import fingerprint
 
 
 def _one(t: torch.Tensor) -> str:
@@ -61,3 +62,14 @@ def test_a_large_device_output_digests_the_same_through_the_fused_kernel(monkeyp
     assert nudged != fused and _one(x) == nudged
     x[1 << 26] = torch.nextafter(x[1 << 26], torch.tensor(-10.0, device="cuda"))
     assert _one(x) == fused
+
+
+@pytest.mark.parametrize("start", [0, 1, 3])  # views that begin inside a 64-bit word
+def test_an_input_fingerprint_moves_with_any_change_of_one_byte(start: int) -> None:
+    """What tells that a call modified its inputs in place (`tensors.fingerprint`)."""
+    x = torch.randint(0, 256, (100_013,), dtype=torch.uint8)
+    view = x[start:]
+    before = fingerprint([view])
+    assert fingerprint([view.clone()]) == before
+    view[50_001] ^= 1  # a byte no strided sample reads
+    assert fingerprint([view]) != before
