@@ -4,8 +4,7 @@ the copy of them the judge already makes, per output size.
     python benchmarks/digest_cost.py [--device cuda|cpu] [--sizes-mib 1 64 1024 6144]
 
 Prints one line per size as soon as it is measured: the median of a few digests and of a
-few copies, in ms, the digest's cost per GiB, and whether its first levels ran as one Triton
-kernel (`digest_fused`, whole 256 MiB chunks on a GPU) or as tensor operations.
+few copies, in ms, and the digest's cost per GiB.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from collections.abc import Callable
 
 import torch
 
-from cudaopt.judge.workers import digest_fused
 from cudaopt.judge.workers.digest import digest
 
 
@@ -42,16 +40,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     device = torch.device(args.device)
-    print(f"{'MiB':>6} {'digest ms':>10} {'copy ms':>9} {'ms/GiB':>8}  path", flush=True)
+    print(f"{'MiB':>6} {'digest ms':>10} {'copy ms':>9} {'ms/GiB':>8}", flush=True)
     for mib in args.sizes_mib:
         leaves = {"out": torch.randn(mib << 18, device=device)}
         commit = functools.partial(digest, {"tensor": "out"}, leaves)
         commit()  # first-call costs
         cost = _median_ms(commit, device, args.repeat)
         copy = _median_ms(leaves["out"].clone, device, args.repeat)
-        path = "fused" if digest_fused.in_use() and mib >= 256 else "tensor ops"
-        print(f"{mib:>6} {cost:>10.2f} {copy:>9.2f} {cost / mib * 1024:>8.1f}  {path}",
-              flush=True)
+        print(f"{mib:>6} {cost:>10.2f} {copy:>9.2f} {cost / mib * 1024:>8.1f}", flush=True)
         leaves.clear()
 
 

@@ -17,8 +17,7 @@ symmetric in its arguments (the order of elements counts), in two independent 64
 (matching a 128-bit state by meeting in the middle costs about 2^64 work), until a few
 thousand values are left, which SHA-256 takes from there. Each tree level is a few
 whole-tensor integer operations, so the digest runs on the output's own device (a GPU
-reads a multi-GiB output in milliseconds; on a GPU the first levels of large outputs are one
-Triton kernel, `digest_fused`), and gives the same value on any device.
+reads a multi-GiB output in milliseconds), and gives the same value on any device.
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ import json
 from typing import Any
 
 import torch
-
-from cudaopt.judge.workers import digest_fused
 
 # Each lane: (multiplier of the right argument, multiplier after mixing, shift), odd
 # multipliers so that no bit of an argument is lost. Python ints past int64 are stored
@@ -48,7 +45,6 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-_SIGNED_LANES = tuple((_signed(k), _signed(m), shift) for k, m, shift in _LANES)
 _CONSTANTS: dict[torch.device, tuple[torch.Tensor, ...]] = {}
 
 
@@ -97,9 +93,7 @@ def _update(h: Any, t: torch.Tensor) -> None:
         h.update(_host_bytes(raw))
         return
     for start in range(0, words.numel(), _CHUNK_WORDS):
-        chunk = words[start:start + _CHUNK_WORDS]
-        first = digest_fused.levels(chunk, _SIGNED_LANES, _TOP, _fold)  # a GPU's one pass
-        h.update(_host_bytes(_fold(chunk if first is None else first)))
+        h.update(_host_bytes(_fold(words[start:start + _CHUNK_WORDS])))
     h.update(_host_bytes(raw[whole:]))
 
 
