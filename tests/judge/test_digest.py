@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from cudaopt.judge.workers import digest as digest_module
 from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import fingerprint
 
@@ -14,15 +15,18 @@ def _one(t: torch.Tensor) -> str:
     return digest({"tensor": "out"}, {"out": t})
 
 
-@pytest.mark.parametrize("numel", [3, 4096, 300_001])
+# a few words (hashed as they are), a tree alone, and the chain with a tail of one word
+@pytest.mark.parametrize("numel", [3, 4096, 300_001, (1 << 20) + 3])
 def test_any_change_of_one_element_or_of_the_order_changes_the_digest(numel: int) -> None:
     x = torch.randn(numel)
     assert _one(x) == _one(x.clone())
-    nudged = x.clone()
-    nudged[numel // 2] = torch.nextafter(nudged[numel // 2], torch.tensor(10.0))  # one ulp
+    for i in (numel // 2, numel - 3):  # inside the chain or tree; the last whole word
+        nudged = x.clone()
+        nudged[i] = torch.nextafter(nudged[i], torch.tensor(10.0))  # one ulp
+        assert _one(nudged) != _one(x)
     swapped = x.clone()
     swapped[0], swapped[1] = x[1], x[0]
-    assert _one(nudged) != _one(x) and _one(swapped) != _one(x)
+    assert _one(swapped) != _one(x)
 
 
 def test_the_structure_dtype_and_shape_count_too() -> None:
@@ -39,10 +43,22 @@ def test_a_strided_view_digests_as_its_contiguous_copy() -> None:
 
 
 @pytest.mark.gpu
-def test_a_device_tensor_digests_as_its_host_copy() -> None:
+@pytest.mark.parametrize("kernel", [False, True])
+def test_a_device_tensor_digests_as_its_host_copy(kernel: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU through tensor operations, and through the chain's kernel (which a tensor
+    this small would not take): the host's value either way, moved by one ulp."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    x = torch.randn(3_000_001, device="cuda")
+    if kernel:
+        monkeypatch.setattr(digest_module, "KERNEL_MIN_WORDS", 0)
+    x = torch.randn((1 << 21) + 2001, device="cuda")
+    assert _one(x) == _one(x.cpu())
+    if kernel:
+        from cudaopt.judge.workers import digest_kernel  # imports Triton
+
+        assert digest_kernel.trusted(x.device)
+    x[1 << 20] = torch.nextafter(x[1 << 20], torch.tensor(10.0, device="cuda"))
     assert _one(x) == _one(x.cpu())
 
 

@@ -12,12 +12,14 @@ computed the answer inside the time the judge's own clock charges to the call.
 The digest reads every byte. An output may differ from the reference's within tolerance,
 which leaves a candidate freedom in the low bits of every element: a sum of per-element
 terms (any linear or additive digest) could be steered to a committed value by choosing
-those bits, so elements are folded pairwise, up a tree, by a mixing function that is not
-symmetric in its arguments (the order of elements counts), in two independent 64-bit lanes
-(matching a 128-bit state by meeting in the middle costs about 2^64 work), until a few
-thousand values are left, which SHA-256 takes from there. Each tree level is a few
-whole-tensor integer operations, so the digest runs on the output's own device (a GPU
-reads a multi-GiB output in milliseconds), and gives the same value on any device.
+those bits, so words are folded by a mixing function that is not symmetric in its
+arguments (the order of words counts), in two independent 64-bit lanes (matching a 128-bit
+state by meeting in the middle costs about 2^64 work): first down each column of the chunk
+seen as `_ROWS` rows (a chain, one word at a time), then pairwise up a tree, until a few
+thousand values are left, which SHA-256 takes from there. The chain reads each word once,
+so on a GPU one kernel (`digest_kernel`) does it at the speed of memory; elsewhere, and
+for outputs too small to repay that kernel's build, the same folds are whole-tensor
+integer operations. Either way the value is the same on any device.
 """
 
 from __future__ import annotations
@@ -33,8 +35,12 @@ import torch
 # as their two's-complement value.
 _LANES = ((0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 29), (0x94D049BB133111EB,
                                                          0xD6E8FEB86659FD93, 31))
-_CHUNK_WORDS = 1 << 25  # 256 MiB of words folded at once: temporaries stay a few hundred MiB
+_CHUNK_WORDS = 1 << 27  # 1 GiB of words folded at once: the chain's temporaries stay 32 MiB
+_ROWS = 64  # words chained down each column before the tree
 _TOP = 4096  # values of a lane left to SHA-256
+#: Tensors smaller than this (2 GiB) fold through tensor operations on a GPU too: the
+#: kernel's first build in a process (about a second) would cost more than it saves
+KERNEL_MIN_WORDS = 1 << 28
 _T = torch.Tensor
 _view, _reshape, _contiguous, _cpu, _numpy = (_T.view, _T.reshape, _T.contiguous, _T.cpu,
                                               _T.numpy)
@@ -67,9 +73,42 @@ def _mix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return _xor(t, _shr(t, shift), out=t)
 
 
-def _fold(words: torch.Tensor) -> torch.Tensor:
-    """The tree of one chunk in both lanes, down to at most `_TOP` values each (an odd
-    element out at a level is folded into that level's last value)."""
+def _fold(words: torch.Tensor, kernel: bool) -> torch.Tensor:
+    """One chunk in both lanes, down to at most `_TOP` values each: chained down the columns
+    of `_ROWS` rows where that leaves more than `_TOP` columns, then up the tree."""
+    columns = words.numel() // _ROWS
+    if columns <= _TOP:
+        return _tree(words)
+    grid = _view(words[:columns * _ROWS], (_ROWS, columns))
+    level = _chained(grid, kernel)
+    tail = words[columns * _ROWS:]  # fewer than `_ROWS` words: into the last columns
+    if tail.numel():
+        level[:, columns - tail.numel():] = _mix(level[:, columns - tail.numel():], tail)
+    return _tree(level)
+
+
+def _chained(grid: torch.Tensor, kernel: bool) -> torch.Tensor:
+    """Each column folded from its top word down, as a [2, columns] tensor: in one kernel
+    on a GPU where `kernel` asks for it and this process's kernel matches the operations."""
+    if kernel and grid.device.type == "cuda":
+        from cudaopt.judge.workers import digest_kernel
+
+        found = digest_kernel.chain(grid, _LANES, _chained_by_operations)
+        if found is not None:
+            return found
+    return _chained_by_operations(grid)
+
+
+def _chained_by_operations(grid: torch.Tensor) -> torch.Tensor:
+    level = _mix(grid[0], grid[1])
+    for row in range(2, grid.shape[0]):
+        level = _mix(level, grid[row])
+    return level
+
+
+def _tree(words: torch.Tensor) -> torch.Tensor:
+    """Pairs folded level by level down to at most `_TOP` values per lane (an odd element
+    out at a level is folded into that level's last value)."""
     level = words
     while level.shape[-1] > _TOP:
         n = level.shape[-1]
@@ -92,8 +131,9 @@ def _update(h: Any, t: torch.Tensor) -> None:
     if words.numel() <= _TOP:
         h.update(_host_bytes(raw))
         return
+    kernel = words.numel() >= KERNEL_MIN_WORDS
     for start in range(0, words.numel(), _CHUNK_WORDS):
-        h.update(_host_bytes(_fold(words[start:start + _CHUNK_WORDS])))
+        h.update(_host_bytes(_fold(words[start:start + _CHUNK_WORDS], kernel)))
     h.update(_host_bytes(raw[whole:]))
 
 
