@@ -70,6 +70,12 @@ def _cli_check(env: dict[str, str], task: Path, candidate: Path,
     return json.loads((tmp_path / "check.json").read_text()), ran.stderr
 
 
+def _judge_log(env: dict[str, str]) -> str:
+    """What the machine judges started under this test said (why a pair was not kept)."""
+    folder = Path(env["TMPDIR"]) / f"cudaopt-{os.getuid()}"
+    return "".join(log.read_text() for log in sorted(folder.glob("judge-*.log")))
+
+
 def _loaded(phases: dict[str, float]) -> bool:
     return any(k.startswith("load.reference") for k in phases)
 
@@ -105,7 +111,8 @@ def test_a_pair_outlives_its_pool_and_is_lent_across_processes(env: dict[str, st
     assert len(_judges(tmp_path)) == 1
 
 
-def test_weights_changed_after_the_load_are_not_kept(tmp_path: Path) -> None:
+def test_weights_changed_after_the_load_are_not_kept(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """The candidate's weights file sits where candidates can write: a lender keeps a pair
     only with the bytes the reference wrote, by their digest, and closes it otherwise."""
     store = Store(tmp_path / "leases")
@@ -125,6 +132,7 @@ def test_weights_changed_after_the_load_are_not_kept(tmp_path: Path) -> None:
         (pools[1].scratch / "state_dict.pt").write_bytes(b"a candidate's own weights")
         pools[1].close()
         assert len(store) == 0 and not reference.alive
+        assert "its weights no longer match their digest" in capsys.readouterr().out
     finally:
         for pool in pools:
             pool.close()
@@ -159,7 +167,8 @@ def test_a_pair_lent_on_the_gpu_judges_a_cuda_candidate(env: dict[str, str]) -> 
     runs = [_pool(env, task=folder / "model.py", candidate=folder / "model_new.py",
                   device="cuda") for _ in range(2)]
     assert all(run["correct"] and run["kernels_ran"] for run in runs), runs
-    assert _loaded(runs[0]["phases"]) and not _loaded(runs[1]["phases"])
+    assert _loaded(runs[0]["phases"]), runs[0]["phases"]
+    assert not _loaded(runs[1]["phases"]), (runs[1]["phases"], _judge_log(env)[-3000:])
     assert runs[0]["held"][0] in runs[1]["held"]  # its reference, whatever role it has now
 
 
@@ -196,3 +205,4 @@ def test_a_pair_reniced_while_it_was_lent_is_not_borrowed(env: dict[str, str]) -
     second = _pool(env)
     assert second["correct"] and _loaded(second["phases"]), second["phases"]
     assert not set(second["held"]) & set(first["held"])
+    assert "process was rescheduled" in _judge_log(env)  # the judge's log says why

@@ -44,17 +44,24 @@ class Store:
     def borrow(self, key: str) -> Lease | None:
         with self._lock:
             lease = self._held.pop(key, None)
-        if lease is not None and not lease.sound():
-            _retire([lease])
+        flaw = lease.flaw() if lease is not None else None
+        if lease is not None and flaw:
+            _refused(lease, flaw)
             return None
         return lease
 
     def give(self, lease: Lease) -> None:
         """Keep it, or close it where it is unsound, too large or its weights changed.
         What goes is closed in the background: a giver waits only for the weights' copy."""
-        if (not lease.sound() or lease.device_gib > self.budget_gib
-                or not (lease.state.parent == self.folder or keep_state(lease, self.folder))):
-            _retire([lease])
+        flaw = lease.flaw()
+        if not flaw and lease.device_gib > self.budget_gib:
+            flaw = (f"it holds {lease.device_gib:.1f} GiB of device memory, over "
+                    f"{BUDGET_ENV}={self.budget_gib:g}")
+        if not flaw and not (lease.state.parent == self.folder
+                             or keep_state(lease, self.folder)):
+            flaw = "its weights no longer match their digest"
+        if flaw:
+            _refused(lease, flaw)
             return
         with self._lock:
             old = self._held.pop(lease.key, None)
@@ -74,6 +81,12 @@ class Store:
             held, self._held = list(self._held.values()), OrderedDict()
         _retire(held)
         shutil.rmtree(self.folder, ignore_errors=True)  # weights of leases never given back
+
+
+def _refused(lease: Lease, flaw: str) -> None:
+    """Closed, and why said in this judge's log: the next judgement of the task loads anew."""
+    print(f"not keeping the loaded pair of {lease.key[:12]}: {flaw}", flush=True)
+    _retire([lease])
 
 
 def _retire(leases: list[Lease]) -> None:

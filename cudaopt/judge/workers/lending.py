@@ -65,11 +65,25 @@ class Lease:
         return [self.reference] + ([self.baseline] if self.baseline is not None else [])
 
     def sound(self) -> bool:
-        """Alive and not scheduled below the judge (`untouched`), every owed reply
-        accounted for, its weights' digest known."""
-        return (all(untouched(held.worker) and held.worker.pending == len(held.owed)
-                    for held in self.loaded)
-                and isinstance(self.reference.info.get("state_sha256"), str))
+        return self.flaw() is None
+
+    def flaw(self) -> str | None:
+        """Why the lease cannot be lent, or None: each process alive and not scheduled below
+        the judge (`untouched`), every owed reply accounted for, the weights' digest known.
+        Said in the warm judge's log, where a pair that was not lent is looked into."""
+        for name, held in zip(("reference", "baseline"), self.loaded, strict=False):
+            worker = held.worker
+            if not worker.alive:
+                return f"its {name} process has ended"
+            moved = departure(worker.proc.pid)
+            if moved:
+                return f"its {name} process was rescheduled: {moved}"
+            if worker.pending != len(held.owed):
+                return (f"its {name} process owes {worker.pending} replies, "
+                        f"{len(held.owed)} accounted for")
+        if not isinstance(self.reference.info.get("state_sha256"), str):
+            return "its weights' digest is unknown"
+        return None
 
     def close(self) -> None:
         for held in self.loaded:
