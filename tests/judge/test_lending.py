@@ -20,7 +20,7 @@ import pytest
 from cudaopt.judge import JudgeOptions, JudgePool, check, worker_env
 from cudaopt.judge.serving.lender import Store
 from tests.conftest import ROOT
-from tests.judge.test_machine_judge import ZOO, _judges
+from tests.judge.test_machine_judge import ZOO, _judges, judge_folder
 
 OPTIONS = JudgeOptions(device="cpu", time_budget_s=2.0)
 #: A pool in a process of its own, lending through the machine judge, as a bench's slot
@@ -72,7 +72,7 @@ def _cli_check(env: dict[str, str], task: Path, candidate: Path,
 
 def _judge_log(env: dict[str, str]) -> str:
     """What the machine judges started under this test said (why a pair was not kept)."""
-    folder = Path(env["TMPDIR"]) / f"cudaopt-{os.getuid()}"
+    folder = judge_folder(Path(env["TMPDIR"]))
     return "".join(log.read_text() for log in sorted(folder.glob("judge-*.log")))
 
 

@@ -10,10 +10,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from cudaopt.judge.serving.machine import private_folder
 
 ZOO = Path(__file__).resolve().parent / "zoo"
 
@@ -29,15 +32,27 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
         os.killpg(pid, signal.SIGKILL)
 
 
+def judge_folder(tmp_path: Path) -> Path:
+    """Where a process whose TMPDIR is `tmp_path` keeps its machine judge's socket and log
+    (directly under /tmp where `tmp_path` is too deep for a socket path)."""
+    before = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path)
+    try:
+        return private_folder()
+    finally:
+        tempfile.tempdir = before
+
+
 def _judges(tmp_path: Path) -> list[int]:
     """The machine judges started under this test's temporary folder."""
+    folder = str(judge_folder(tmp_path)).encode()
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             line = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"cudaopt.judge.serving.machine_main" in line and str(tmp_path).encode() in line:
+        if b"cudaopt.judge.serving.machine_main" in line and folder in line:
             found.append(int(pid))
     return found
 
@@ -66,6 +81,26 @@ def test_a_second_check_of_the_task_starts_no_reference_or_baseline(
     assert not any(k.startswith("load.reference") for k in second["verdict"]["phases_s"])
     assert "kept warm from an earlier judgement" in second["output"]
     assert len(_judges(tmp_path)) == 1
+
+
+def test_a_temporary_folder_too_deep_for_a_socket_still_gets_a_warm_judge(
+        env: dict[str, str], tmp_path: Path) -> None:
+    """A socket's path holds 107 bytes: under a deep TMPDIR (pytest-xdist's, a batch job's)
+    the judge could not bind, and every check started cold. It now lives under /tmp, in a
+    folder of that TMPDIR's own."""
+    deep = tmp_path / ("deep-" * 16)
+    deep.mkdir()
+    env = {**env, "TMPDIR": str(deep)}
+    assert not str(judge_folder(deep)).startswith(str(deep))
+    try:
+        _check(env, tmp_path / "1.json")
+        second = _check(env, tmp_path / "2.json")
+        assert not any(k.startswith("load.reference") for k in second["verdict"]["phases_s"])
+        assert len(_judges(deep)) == 1
+    finally:
+        for pid in _judges(deep):
+            os.killpg(pid, signal.SIGKILL)
+        shutil.rmtree(judge_folder(deep), ignore_errors=True)
 
 
 def test_another_task_finds_its_processes_born_warm_and_the_client_never_imports_torch(

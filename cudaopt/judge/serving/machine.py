@@ -34,7 +34,7 @@ from typing import Any
 
 from cudaopt.judge.building.caches import worker_env
 from cudaopt.judge.serving.lender import Store
-from cudaopt.judge.serving.wire import close_all, read_message, write_message
+from cudaopt.judge.serving.wire import close_all, read_message, socket_parent, write_message
 from cudaopt.judge.verdict.options import JudgeOptions, resolve_device
 from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.judge.workers.child import PACKAGE_PARENT
@@ -82,7 +82,11 @@ def code_version(package: Path = Path(PACKAGE_PARENT) / "cudaopt") -> str:
 def private_folder() -> Path:
     """A folder only this user can enter (AF_UNIX paths are short: under the system's
     temporary folder, not the cache)."""
-    folder = Path(tempfile.gettempdir()) / f"cudaopt-{os.getuid()}"
+    root, name = Path(tempfile.gettempdir()), f"cudaopt-{os.getuid()}"
+    parent = socket_parent(len(f"{name}-0123456789ab/judge-0123456789abcdef.sock"))
+    if parent != root:  # a deep TMPDIR, moved to /tmp: it keeps judges of its own there
+        name += f"-{hashlib.sha256(os.fsencode(root)).hexdigest()[:12]}"
+    folder = parent / name
     folder.mkdir(mode=0o700, exist_ok=True)
     stat = folder.stat()
     if stat.st_uid != os.getuid() or stat.st_mode & 0o077:

@@ -18,6 +18,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from cudaopt.judge.serving.wire import socket_parent
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.verdict.verdict import Status, Verdict
 from cudaopt.judge.workers.pool import JudgePool
@@ -50,7 +51,8 @@ class JudgeServer:
                  base: JudgeOptions | None = None, judge: Judge | None = None):
         self._private = None
         if socket_path is None:
-            self._private = Path(tempfile.mkdtemp(prefix="cudaopt-judge-"))
+            parent = socket_parent(len("cudaopt-judge-01234567/judge.sock"))
+            self._private = Path(tempfile.mkdtemp(prefix="cudaopt-judge-", dir=parent))
             socket_path = self._private / "judge.sock"
         self.socket_path = socket_path
         self.pool = pool

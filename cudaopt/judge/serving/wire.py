@@ -6,8 +6,22 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+#: A Unix socket's path holds at most this many bytes (Linux's sockaddr_un, less its NUL)
+SOCKET_PATH_BYTES = 107
+
+
+def socket_parent(below_bytes: int) -> Path:
+    """The system's temporary folder, or /tmp where that is too deep for a socket path
+    `below_bytes` long under it (a test's or a batch job's own TMPDIR): binding there would
+    fail, and every judgement would start cold."""
+    root = Path(tempfile.gettempdir())
+    fits = len(os.fsencode(root)) + 1 + below_bytes <= SOCKET_PATH_BYTES
+    return root if fits else Path("/tmp")
 
 
 def read_message(conn: socket.socket, limit_bytes: int = 64 << 20) -> tuple[dict[str, Any],
