@@ -51,6 +51,9 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+#: `_LANES` as int64 values, the form both the tensors and the kernel take them in
+_SIGNED_LANES: tuple[tuple[int, int, int], ...] = tuple(
+    (_signed(k), _signed(m), shift) for k, m, shift in _LANES)
 _CONSTANTS: dict[torch.device, tuple[torch.Tensor, ...]] = {}
 
 
@@ -58,7 +61,7 @@ def _constants(device: torch.device) -> tuple[torch.Tensor, ...]:
     """Both lanes' constants as [2, 1] columns on `device`: one operation mixes both."""
     if device not in _CONSTANTS:
         _CONSTANTS[device] = tuple(
-            torch.tensor([[_signed(lane[i])] for lane in _LANES], dtype=torch.int64,
+            torch.tensor([[lane[i]] for lane in _SIGNED_LANES], dtype=torch.int64,
                          device=device) for i in range(3))
     return _CONSTANTS[device]
 
@@ -93,7 +96,7 @@ def _chained(grid: torch.Tensor, kernel: bool) -> torch.Tensor:
     if kernel and grid.device.type == "cuda":
         from cudaopt.judge.workers import digest_kernel
 
-        found = digest_kernel.chain(grid, _LANES, _chained_by_operations)
+        found = digest_kernel.chain(grid, _SIGNED_LANES, _chained_by_operations)
         if found is not None:
             return found
     return _chained_by_operations(grid)

@@ -52,17 +52,12 @@ def _chain_kernel(words, out, columns, rows: tl.constexpr, k0, m0, k1, m1,
     tl.store(out + columns + cols, h1, mask=live)
 
 
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
 def _run(grid: torch.Tensor, lanes: tuple[tuple[int, int, int], ...]) -> torch.Tensor:
     rows, columns = grid.shape
     out = torch.empty((2, columns), dtype=torch.int64, device=grid.device)
     (k0, m0, s0), (k1, m1, s1) = lanes
     _chain_kernel[(triton.cdiv(columns, _BLOCK),)](
-        grid, out, columns, rows, _signed(k0), _signed(m0), _signed(k1), _signed(m1), s0, s1,
-        _BLOCK, num_warps=4)
+        grid, out, columns, rows, k0, m0, k1, m1, s0, s1, _BLOCK, num_warps=4)
     return out
 
 
@@ -76,9 +71,9 @@ def _sample(rows: int, device: torch.device) -> torch.Tensor:
 def chain(grid: torch.Tensor, lanes: tuple[tuple[int, int, int], ...],
           by_operations: Chain) -> torch.Tensor | None:
     """`grid` ([rows, columns] int64 words on a GPU, contiguous) chained down its columns in
-    both `lanes` (multipliers and shifts), as [2, columns]; None where this process cannot
-    trust the kernel on that device (it cannot build there, or it disagreed with
-    `by_operations` on the sample), and the caller's tensor operations stand in."""
+    both `lanes` (multipliers as int64 values, and shifts), as [2, columns]; None where this
+    process cannot trust the kernel on that device (it cannot build there, or it disagreed
+    with `by_operations` on the sample), and the caller's tensor operations stand in."""
     device = grid.device
     if device not in _TRUSTED:
         try:

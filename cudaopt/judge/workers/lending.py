@@ -73,11 +73,9 @@ class Lease:
         Said in the warm judge's log, where a pair that was not lent is looked into."""
         for name, held in zip(("reference", "baseline"), self.loaded, strict=False):
             worker = held.worker
-            if not worker.alive:
-                return f"its {name} process has ended"
-            moved = departure(worker.proc.pid)
-            if moved:
-                return f"its {name} process was rescheduled: {moved}"
+            touched = how_touched(worker)
+            if touched:
+                return f"its {name} process {touched}"
             if worker.pending != len(held.owed):
                 return (f"its {name} process owes {worker.pending} replies, "
                         f"{len(held.owed)} accounted for")
@@ -188,4 +186,12 @@ def untouched(worker: Worker) -> bool:
     """Alive, and not scheduled below the judge: a process waiting in a pool or a lender
     can be reniced by any process of the user, and a baseline so slowed would flatter
     every candidate timed against it (`scheduling`)."""
-    return worker.alive and departure(worker.proc.pid) is None
+    return how_touched(worker) is None
+
+
+def how_touched(worker: Worker) -> str | None:
+    """Why `untouched` says no, or None."""
+    if not worker.alive:
+        return "has ended"
+    moved = departure(worker.proc.pid)
+    return f"was rescheduled: {moved}" if moved else None
