@@ -4,7 +4,8 @@ too (a baseline's compile runs the model; a candidate's model is built). On an 8
 three lanes of KernelBench's 6 GiB-input activations ran the device out of memory, and the
 honest candidates were scored as crashes and bad tasks. So a judgement that ran out of
 device memory beside other lanes says nothing yet about the candidate or the task: it is run
-once more with the slot to itself, and what that run says stands."""
+once more with the slot to itself, the other lanes' processes closed (their idle workers
+hold memory too), and what that run says stands."""
 
 from __future__ import annotations
 

@@ -52,6 +52,7 @@ class LocalExecutor:
         self._queue = JobQueue()
         self._cond = self._queue.cond
         self._running: dict[str, _SlotProcess] = {}  # slot lane -> its process, while it works
+        self._lanes: dict[str, _SlotProcess] = {}  # slot lane -> its last process
         self._gate = LaneGate(self._cond)
         self._build_env = arch_env(self._slots)
         self._prebuild = Prebuilder(self.root, sandbox, self._build_env)
@@ -108,16 +109,18 @@ class LocalExecutor:
         warm_key, name = None, f"{spec.name}#{lane}"
         try:
             while (pending := self._queue.take(warm_key)) is not None:
-                if proc is None or not proc.alive:
-                    proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins,
-                                        self._timing_cpus, self._build_env)
                 pending.attempts += 1
-                with self._cond:
-                    self._running[name] = proc
                 with self._gate.enter(spec.name, pending.alone):
+                    if pending.alone:
+                        self._close_beside(spec.name, name)
+                    if proc is None or not proc.alive:
+                        proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins,
+                                            self._timing_cpus, self._build_env)
+                    with self._cond:
+                        self._running[name] = self._lanes[name] = proc
                     result = proc.run(pending.job, self.job_timeout_s)
-                with self._cond:
-                    self._running.pop(name, None)
+                    with self._cond:
+                        self._running.pop(name, None)
                 warm_key = pending.job.sources.task_key
                 if self.lookahead and not pending.alone and out_of_device_memory(result):
                     proc.close()  # its workers may still hold what they allocated
@@ -139,6 +142,18 @@ class LocalExecutor:
         finally:
             if proc is not None:
                 proc.close()
+
+    def _close_beside(self, slot: str, lane: str) -> None:
+        """Close the slot processes of `slot`'s other lanes, idle while this one works
+        alone: their judge workers keep the last task's model, and a baseline or reference
+        whose judgement ended early keeps its inputs too (two such held 18.8 GiB each when
+        KernelBench's 20_LeakyReLU was judged again alone on an 80 GiB H100). Each lane
+        starts a new process for its next job."""
+        with self._cond:
+            idle = [proc for name, proc in self._lanes.items()
+                    if name != lane and proc.spec.name == slot]
+        for proc in idle:
+            proc.close()
 
 
 class _SlotProcess:
@@ -163,6 +178,7 @@ class _SlotProcess:
                                      start_new_session=True, stdin=subprocess.DEVNULL)
         theirs.close()
         self.conn = Connection(ours.detach())
+        self._closing, self._closed = threading.Lock(), False
 
     @property
     def alive(self) -> bool:
@@ -191,6 +207,12 @@ class _SlotProcess:
             pass
 
     def close(self) -> None:
+        """Idempotent, and safe from two threads: a lane working alone closes its idle
+        siblings' processes (`LocalExecutor._close_beside`)."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
         try:
             self.conn.send(None)
         except OSError:

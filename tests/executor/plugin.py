@@ -1,5 +1,6 @@
 """Job kinds for the executor's own tests: a slot process that dies mid-job, once; a
-judgement short of device memory, once."""
+judgement short of device memory, once, that says which other slot processes were alive when
+it was judged again."""
 
 from __future__ import annotations
 
@@ -37,7 +38,23 @@ def short_of_memory_once(runner: SlotRunner, job: Job) -> JobResult:
         error = "candidate OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB."
         return JobResult(job.id, verdict={"device": "cuda", "status": "crash",
                                           "correct": False, "error": error})
-    return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True})
+    return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True},
+                     extra={"siblings": _slot_processes(runner.root) - {os.getpid()}})
+
+
+def _slot_processes(root: Path) -> set[int]:
+    """The live slot processes of the executor whose folder is `root`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or gone
+            continue
+        if b"cudaopt.executor" in argv and str(root).encode() in argv:
+            found.add(int(entry.name))
+    return found
 
 
 def pause(runner: SlotRunner, job: Job) -> JobResult:
