@@ -7,6 +7,7 @@ candidate only says where its copies are, and even that is read as hostile input
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +35,35 @@ def ask_reference(session: Session, op: str, timeout_s: float, worker: Worker | 
     return reference_reply(worker, timeout_s)
 
 
-def compare_kept(session: Session, reference: Worker, keys: list[str],
-                 out_dir: Path) -> dict[str, list[str]]:
+def compare_kept(session: Session, reference: Worker, keys: list[str], out_dir: Path,
+                 parts_s: dict[str, float] | None = None) -> dict[str, list[str]]:
     """Compare the candidate's kept output copies with the reference's, key by key. The
     keys are the judge's: a key the candidate hands over nothing for compares as wrong, and
     a copy that is not the one its call committed to is named as changed (see `digest`)."""
-    found = compare_replies(session, reference, keys, out_dir)
+    found = compare_replies(session, reference, keys, out_dir, parts_s)
     return {key: ([f"{FORGED} ({reply['mismatch'][0]})"] if reply.get("forged")
                   else reply["mismatch"]) for key, reply in found.items()}
 
 
 def compare_replies(session: Session, reference: Worker, keys: list[str], out_dir: Path,
+                    parts_s: dict[str, float] | None = None,
                     **extra: Any) -> dict[str, dict[str, Any]]:
-    """`compare_kept`, with the reference's whole reply per key (`extra` goes with each)."""
+    """`compare_kept`, with the reference's whole reply per key (`extra` goes with each).
+    `parts_s` collects where the time went: the candidate's `dump` of its copies, and the
+    reference's parts of each comparison (see `ReferenceWorker.compare`)."""
     pool = session.pool
+    started = time.perf_counter()
     manifests = _manifests(session, keys, out_dir, share=pool.share_cuda)
+    parts = {"dump": time.perf_counter() - started}
     digests = {key: session.committed.pop(key, "") for key in keys}
     found = {key: _compare(session, reference, key, manifests.get(key), digests[key], extra)
              for key in keys}
+    for reply in found.values():
+        for part, spent in reply.pop("parts_s", {}).items():
+            parts[part] = parts.get(part, 0.0) + spent
+    if parts_s is not None:
+        for part, spent in parts.items():
+            parts_s[part] = parts_s.get(part, 0.0) + spent
     failed = [key for key, reply in found.items() if "ipc_failed" in reply]
     if failed:  # this machine cannot share device memory between processes: files from now
         pool.share_cuda = False

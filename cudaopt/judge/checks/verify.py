@@ -117,7 +117,8 @@ def verify(session: Session, verdict: Verdict, say: Callable[[str], None]) -> No
         if not output:
             return
         with phase(verdict, "verify.compare"):
-            reply = _compare_trial(session, out_dir, trial, signal_seed, variant is None)
+            reply = _compare_trial(session, out_dir, trial, signal_seed, variant is None,
+                                   verdict)
         if reply.get("forged"):
             _add(verdict.violations, [f"{FORGED} ({reply['mismatch'][0]})"])
         if variant is not None:
@@ -186,10 +187,12 @@ def _trial(session: Session, seed: int, refill: bool, variant: dict[str, Any] | 
     return found + cand["violations"], output
 
 
-def _compare_trial(session: Session, out_dir: Path, trial: int, seed: int,
-                   fresh: bool) -> dict[str, Any]:
-    info = {"trial": trial, "seed": seed, "fresh": fresh}
-    return compare_replies(session, session.reference, ["v"], out_dir, signal=info)["v"]
+def _compare_trial(session: Session, out_dir: Path, trial: int, seed: int, fresh: bool,
+                   verdict: Verdict) -> dict[str, Any]:
+    info, parts = {"trial": trial, "seed": seed, "fresh": fresh}, dict[str, float]()
+    reply = compare_replies(session, session.reference, ["v"], out_dir, parts, signal=info)
+    add_parts(verdict, "verify.compare", parts)
+    return reply["v"]
 
 
 def _signal(session: Session, verdict: Verdict, scale: bool) -> None:

@@ -252,21 +252,26 @@ class ReferenceWorker:
         judge names the outputs it checks, so a candidate cannot leave one out. A copy
         whose digest is not the one its call committed to was changed after the call
         (`forged`). When the candidate's shared memory cannot be mapped, the copy stays
-        for a retry."""
-        bench = made(self.bench, "load")
+        for a retry. `parts_s`: mapping the copy, its digest, the values, the signal."""
+        bench, clock = made(self.bench, "load"), Stopwatch()
         skeleton, leaves = bench.kept.pop(cmd["key"])
         if cmd["manifest"] is None:
             return {"mismatch": ["the candidate handed over no output for this call"]}
         ref = unflatten(skeleton, dict(leaves))
         try:
             with read_outputs(cmd["manifest"], bench.device) as cand:
+                clock.lap("open")
                 if manifest_digest(cmd["manifest"], cand) != cmd["digest"]:
                     return {"mismatch": ["its digest differs from the one committed when the "
                                          "call returned"], "forged": True}
-                reply = {"mismatch": compare(ref, cand, cmd["atol"], cmd["rtol"])}
+                clock.lap("digest")
+                reply: dict[str, Any] = {"mismatch": compare(ref, cand, cmd["atol"],
+                                                             cmd["rtol"])}
+                clock.lap("values")
                 if cmd.get("signal"):
                     reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
-                return reply
+                    clock.lap("signal")
+                return {**reply, "parts_s": clock.parts}
         except ipc.OpenFailed as exc:
             bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
             return {"mismatch": [f"the candidate's output could not be read: {exc}"],

@@ -54,8 +54,11 @@ def timed_round(session: Session, names: list[str], plan: Plan, verdict: Verdict
         for key, values in _sequence(session, name, plan, verdict).items():
             samples.setdefault(key, []).extend(values)
     keys = [f"t{i}" for i in sorted(plan.checked)]
+    parts: dict[str, float] = {}
     with phase(verdict, "timing.checks"):
-        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"))
+        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"),
+                                  parts)
+    add_parts(verdict, "timing.checks", parts)
     for i in sorted(plan.checked):
         if mismatches[f"t{i}"]:
             note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""

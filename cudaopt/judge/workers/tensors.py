@@ -149,7 +149,11 @@ def _word_sum(raw: torch.Tensor) -> tuple[int, int]:
 def compare(ref: Any, cand: Any, atol: float, rtol: float, path: str = "out") -> list[str]:
     """Readable differences between reference and candidate outputs; empty when they agree.
 
-    Tolerance is |cand - ref| <= atol + rtol * |ref| elementwise, NaNs matching NaNs.
+    Tolerance is |cand - ref| <= atol + rtol * |ref| elementwise, NaNs matching NaNs. A
+    stretch of elements equal bit for bit (for floats, -0.0 and 0.0 too) is within any
+    tolerance and is passed after one read: on a 6 GiB output on an H100 that read takes
+    5.6 ms and the tolerance test 68.6 ms, and the judge compares a dozen such outputs in
+    every check. A stretch with a NaN never compares equal, so it takes the tolerance test.
     """
     if isinstance(ref, torch.Tensor):
         if not isinstance(cand, torch.Tensor):
@@ -185,6 +189,8 @@ def _compare_values(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: fl
     first: list[int] = []
     for start in range(0, flat_ref.numel(), _CHUNK):
         r, c = flat_ref[start:start + _CHUNK], flat_cand[start:start + _CHUNK]
+        if torch.equal(c, r):  # one pass, where isclose makes a dozen (see `compare`)
+            continue
         bad = (c != r) if exact else ~torch.isclose(c, r, rtol=rtol, atol=atol, equal_nan=True)
         found = int(bad.sum())
         if not found:
