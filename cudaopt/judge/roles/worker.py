@@ -18,6 +18,7 @@ import torch
 
 from cudaopt.judge.building.caches import prewarm_compile
 from cudaopt.judge.workers.child import PREWARM_ENV, SPAWNED_ENV
+from cudaopt.judge.workers.digest import preload_kernel
 
 
 def serve(handlers: dict[str, Any]) -> None:
@@ -45,6 +46,7 @@ def run(role: str) -> None:
         started = time.perf_counter()
         prewarm_compile()
         boot["prewarm"] = time.perf_counter() - started
+    preload_kernel()
     spawned = float(os.environ.get(SPAWNED_ENV, "0") or 0)
     if spawned:
         boot["boot"] = max(0.0, time.time() - spawned)  # import torch and prewarm included
