@@ -13,7 +13,8 @@ count, then:
   first step. Evaluations per GPU-minute = candidates judged / (wall minutes x slots).
   Where the time goes, summed over candidates: build (ahead of time on the CPU pool, plus
   what the slot rebuilt), verify, timing (profile), and queue (waiting for a slot).
-- `/step` latency for tools that never judge (`read`, `write`): p50 and p99 over `--steps`.
+- `/step` latency for tools that never judge (`read`, `write`): p50 and p99 over `--steps`;
+  a step that reaches the step limit waits for the run's end and counts apart (`end`).
 """
 
 from __future__ import annotations
@@ -141,14 +142,16 @@ def check_answers(results: list[dict]) -> None:
 
 
 def measure_steps(client: EnvClient, task: str, steps: int) -> dict[str, list[float]]:
+    """Latency per tool; a step that ends its episode (the step limit) also waits for the
+    run's final check and teardown, so it counts apart, as `end`."""
     episode = client.reset(task)["observation"]["episode_id"]
-    times: dict[str, list[float]] = {"read": [], "write": []}
+    times: dict[str, list[float]] = {"read": [], "write": [], "end": []}
     for n in range(steps):
         tool, args = (("read", {"path": "model.py"}) if n % 2 else
                       ("write", {"path": "notes.txt", "content": f"step {n}\n" * 50}))
         t0 = time.perf_counter()
         reply = client.step(episode, tool, args)
-        times[tool].append((time.perf_counter() - t0) * 1000)
+        times["end" if reply["done"] else tool].append((time.perf_counter() - t0) * 1000)
         if reply["done"]:  # the step limit: start another episode
             episode = client.reset(task)["observation"]["episode_id"]
     return times
@@ -210,7 +213,8 @@ def report(rows: list[tuple[int, dict]], steps: dict[str, list[float]],
     print(f"{'slots':>5}" + "".join(f"{p[:6]:>8}" for p in (*PHASES, "queue")))
     for slots, t in rows:
         print(f"{slots:>5}" + "".join(f"{t[p]:>8.1f}" for p in (*PHASES, "queue")))
-    print("\n/step latency for tools that never judge (ms)")
+    print("\n/step latency for tools that never judge (ms); `end`: the step that reached the "
+          "step limit,\nwhich waits for the run's final check and teardown")
     print(f"{'tool':>6} {'calls':>6} {'p50':>8} {'p99':>8} {'mean':>8}")
     for tool, values in steps.items():
         if values:

@@ -12,7 +12,7 @@ from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers.adopted import Adopted
 from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool, Loaded
-from tests.conftest import held_only_its_own, prewarmed, worker_env_var
+from tests.conftest import EXAMPLES, held_only_its_own, prewarmed, worker_env_var
 
 ZOO = Path(__file__).parent / "zoo"
 TASK = ZOO / "task.py"
@@ -283,3 +283,27 @@ def test_a_held_process_reniced_while_it_waited_is_not_used_again(tmp_path: Path
         assert not baseline.worker.alive
     finally:
         pool.close()
+
+
+def test_a_reference_process_busy_with_a_command_is_closed_without_finishing_it(
+        tmp_path) -> None:
+    """Closing a trusted process does not wait for its command (a compile, a load): it runs
+    no candidate code that deserves a turn to exit. Its next load, of a task that writes a
+    file a second into its import, never gets that far."""
+    from cudaopt.judge.workers.child import Worker
+
+    quick, slow, marker = tmp_path / "quick.py", tmp_path / "slow.py", tmp_path / "finished"
+    task = (EXAMPLES / "fused_swish_cpu" / "model.py").read_text()
+    quick.write_text(task)
+    slow.write_text(f"import pathlib, time\ntime.sleep(1)\n"
+                    f"pathlib.Path({str(marker)!r}).write_text('x')\n{task}")
+    worker = Worker("reference", tmp_path / "worker.log", {})
+    args = {"device": "cpu", "init_seed": 1, "state_path": str(tmp_path / "state.pt"),
+            "threads": 1}
+    try:
+        worker.call("load", 120, task=str(quick), **args)  # started and loaded: it listens
+        worker.send("load", task=str(slow), **args)
+    finally:
+        worker.close()
+    time.sleep(3)
+    assert not marker.exists()

@@ -250,8 +250,12 @@ class Worker:
             self.proc.wait()
 
     def close(self) -> None:
-        """Ask politely, then kill: an exit handler in candidate code must not hang the judge."""
-        if self.proc.poll() is None:
+        """Ask politely, then kill: an exit handler in candidate code must not hang the judge.
+        A reference process still busy with a command (a baseline's compile, a load) is
+        killed at once: it never imported candidate code, and its exit would wait for the
+        command, up to 5 s (a reward-service episode that ended while its baseline compiled
+        answered its last step after 5.03 s on an H100)."""
+        if self.proc.poll() is None and not (self.role == "reference" and self.pending):
             self.send("exit")
             try:
                 self.proc.wait(timeout=5)
