@@ -51,19 +51,13 @@ def compare_replies(session: Session, reference: Worker, keys: list[str], out_di
     """`compare_kept`, with the reference's whole reply per key (`extra` goes with each).
     `parts_s` collects where the time went: the candidate's `dump` of its copies, and the
     reference's parts of each comparison (see `ReferenceWorker.compare`)."""
-    pool = session.pool
+    pool, parts = session.pool, {} if parts_s is None else parts_s
     started = time.perf_counter()
     manifests = _manifests(session, keys, out_dir, share=pool.share_cuda)
-    parts = {"dump": time.perf_counter() - started}
+    parts["dump"] = parts.get("dump", 0.0) + time.perf_counter() - started
     digests = {key: session.committed.pop(key, "") for key in keys}
     found = {key: _compare(session, reference, key, manifests.get(key), digests[key], extra)
              for key in keys}
-    for reply in found.values():
-        for part, spent in reply.pop("parts_s", {}).items():
-            parts[part] = parts.get(part, 0.0) + spent
-    if parts_s is not None:
-        for part, spent in parts.items():
-            parts_s[part] = parts_s.get(part, 0.0) + spent
     failed = [key for key, reply in found.items() if "ipc_failed" in reply]
     if failed:  # this machine cannot share device memory between processes: files from now
         pool.share_cuda = False
@@ -71,6 +65,9 @@ def compare_replies(session: Session, reference: Worker, keys: list[str], out_di
         manifests = _manifests(session, keys, out_dir, again=True)
         found.update({key: _compare(session, reference, key, manifests.get(key),
                                     digests[key], extra) for key in failed})
+    for reply in found.values():
+        for part, spent in reply.pop("parts_s", {}).items():
+            parts[part] = parts.get(part, 0.0) + spent
     session.clear(out_dir)
     return found
 
