@@ -207,8 +207,9 @@ def identity_summary(name: str, result: dict[str, object]) -> str:
            if x.get("speedup_vs_eager") and abs(x["speedup_vs_eager"] - 1) > IDENTITY_TOLERANCE]
     spread = (f"{ratios[0]:.3f}-{ratios[-1]:.3f}x, median {ratios[len(ratios) // 2]:.3f}x"
               if ratios else "no ratios")
+    again = sum(1 for x in lines if x.get("infra_errors"))
     text = (f"{name}: {len(lines) - len(wrong)}/{len(lines)} correct, vs eager {spread}, "
-            f"{len(off)} outside ±{IDENTITY_TOLERANCE:.0%}")
+            f"{len(off)} outside ±{IDENTITY_TOLERANCE:.0%}, {again} judged again")
     return "\n    ".join([text] + [f"not correct: {t}" for t in wrong] + off)
 
 

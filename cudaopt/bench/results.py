@@ -20,7 +20,13 @@ VERDICT_FIELDS = ("status", "compiled", "correct", "reward", "speedup_vs_eager",
                   "eager_ms", "compile_ms", "candidate_ms", "eager_spread_ms",
                   "compile_spread_ms", "candidate_spread_ms", "violations", "warnings",
                   "build_s", "verify_s", "profile_s", "phases_s", "remeasured", "device",
-                  "timing_cpu", "backend", "kernels_ran", "isolated", "warm", "noisy")
+                  "timing_cpu", "backend", "kernels_ran", "isolated", "warm", "noisy",
+                  "device_memory_gib")
+#: What a job's result carries beside its verdict, copied into its line as it is: an agent
+#: run's, the build ahead, and each failed attempt's infrastructure error (`infra_errors`:
+#: a slot that died, a judgement short of device memory beside other lanes)
+_EXTRA_FIELDS = ("steps", "cost_usd", "run_dir", "stop_reason", "build_ahead_s", "built_ahead",
+                 "infra_errors")
 ERROR_CHARS = 2000
 
 
@@ -43,9 +49,7 @@ def line_from_result(base: dict[str, Any], result: JobResult, queue_s: float) ->
     line = dict(base, slot=result.slot, device_name=result.device_name,
                 torch_version=result.torch_version, wall_s=round(result.wall_s, 3),
                 queue_s=round(queue_s, 3), attempts=result.attempts, finished=_now())
-    line.update({k: v for k, v in result.extra.items() if k in ("steps", "cost_usd", "run_dir",
-                                                                  "stop_reason", "build_ahead_s",
-                                                                  "built_ahead")})
+    line.update({k: v for k, v in result.extra.items() if k in _EXTRA_FIELDS})
     if result.infra_error is not None:
         line.update(status="infra_error", infra_status="error", reward=None,
                     infra_error=result.infra_error[-ERROR_CHARS:])

@@ -17,9 +17,16 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.footprints import Footprints, default_path
 from cudaopt.executor.jobqueue import JobQueue, Pending
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.executor.lanes import RETRIED_ALONE, LaneGate, out_of_device_memory
+from cudaopt.executor.lanes import (
+    RETRIED_ALONE,
+    LaneGate,
+    default_lookahead,
+    device_bytes_of,
+    out_of_device_memory,
+)
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
 from cudaopt.judge import gpu_identity
 
@@ -36,13 +43,20 @@ class LocalExecutor:
     baselines compiled and their candidates imported while the GPU times the current one;
     the bound caps the memory that prepared tasks hold (KernelBench inputs are gigabytes).
     On a CPU, preparing competes for the cores the timing uses, hence no look-ahead by
-    default."""
+    default.
+
+    The lanes of a slot start jobs only while what those jobs hold fits in `device_bytes`
+    (default: each GPU's memory; on CPU slots unbounded unless given): each task's footprint
+    is learnt from its verdicts and kept in `footprints` (default: the user's cache on GPU
+    slots; in memory only on CPU slots), a task never judged here counts as an equal share
+    of the device (see `footprints`)."""
 
     def __init__(self, device: str, gpus: list[int] | None = None, workers: int = 1,
                  root: Path | None = None, sandbox: str = "none",
                  plugins: tuple[str, ...] = (), build_workers: int | None = None,
                  job_timeout_s: float = 3600.0, max_attempts: int = 2,
-                 lookahead: int | None = None):
+                 lookahead: int | None = None, device_bytes: int | None = None,
+                 footprints: Path | None = None):
         self.root = Path(root or tempfile.mkdtemp(prefix="cudaopt-exec-"))
         self._own_root = root is None
         self.sandbox, self.plugins = sandbox, plugins
@@ -53,7 +67,8 @@ class LocalExecutor:
         self._cond = self._queue.cond
         self._running: dict[str, _SlotProcess] = {}  # slot lane -> its process, while it works
         self._lanes: dict[str, _SlotProcess] = {}  # slot lane -> its last process
-        self._gate = LaneGate(self._cond)
+        self._footprints = Footprints(footprints or (default_path() if device == "cuda"
+                                                      else None))
         self._build_env = arch_env(self._slots)
         self._prebuild = Prebuilder(self.root, sandbox, self._build_env)
         reserved = set(self._timing_cpus.values())
@@ -62,6 +77,10 @@ class LocalExecutor:
             initializer=_avoid, initargs=(reserved,))
         self.lookahead = (default_lookahead(device, len(self._slots)) if lookahead is None
                           else lookahead)
+        self._capacity = ({spec.name: device_bytes or device_bytes_of(spec)
+                           for spec in self._slots}
+                          if self.lookahead and (device_bytes or device == "cuda") else {})
+        self._gate = LaneGate(self._cond, self._capacity)
         self._threads = [threading.Thread(target=self._serve, args=(spec, lane), daemon=True,
                                           name=f"slot-{spec.name}#{lane}")
                          for spec in self._slots for lane in range(1 + self.lookahead)]
@@ -110,7 +129,8 @@ class LocalExecutor:
         try:
             while (pending := self._queue.take(warm_key)) is not None:
                 pending.attempts += 1
-                with self._gate.enter(spec.name, pending.alone):
+                need = self._need(spec, pending)
+                with self._gate.enter(spec.name, pending.alone, need):
                     if pending.alone:
                         self._close_beside(spec.name, name)
                     if proc is None or not proc.alive:
@@ -122,6 +142,7 @@ class LocalExecutor:
                     with self._cond:
                         self._running.pop(name, None)
                 warm_key = pending.job.sources.task_key
+                self._footprints.learn(warm_key, result)
                 if self.lookahead and not pending.alone and out_of_device_memory(result):
                     proc.close()  # its workers may still hold what they allocated
                     proc, warm_key, pending.alone = None, None, True
@@ -142,6 +163,19 @@ class LocalExecutor:
         finally:
             if proc is not None:
                 proc.close()
+
+    def _need(self, spec: SlotSpec, pending: Pending) -> int:
+        """The device bytes the job's lane counts on holding: its task's footprint, or an
+        equal share of the slot's memory for a task never judged here. A task that needs
+        all of it is judged alone from its first try, the other lanes' processes closed."""
+        capacity = self._capacity.get(spec.name)
+        if capacity is None:
+            return 0
+        known = self._footprints.need(pending.job.sources.task_key)
+        if known is None:
+            return capacity // (1 + self.lookahead)
+        pending.alone = pending.alone or known >= capacity
+        return known
 
     def _close_beside(self, slot: str, lane: str) -> None:
         """Close the slot processes of `slot`'s other lanes, idle while this one works
@@ -242,38 +276,6 @@ def _avoid(reserved: set[int]) -> None:
     from cudaopt.judge import pinning
 
     pinning.avoid(reserved)
-
-
-#: What one lane preparing a task takes: its three judge processes and torch.compile's
-#: workers keep about this many cores busy, and a KernelBench task's inputs, weights and
-#: outputs, held by three processes, about this much device memory.
-LANE_CPUS = 3
-LANE_DEVICE_BYTES = 24 << 30
-MAX_LOOKAHEAD = 3
-
-
-def default_lookahead(device: str, slots: int) -> int:
-    """On GPUs, what `lookahead_for` allows this machine; on CPUs none."""
-    if device != "cuda":
-        return 0
-    import torch
-
-    memory = (torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_available()
-              else None)
-    return lookahead_for(os.cpu_count() or 2, slots, memory)
-
-
-def lookahead_for(cpus: int, slots: int, device_bytes: int | None) -> int:
-    """As many jobs ahead per GPU slot as the spare cores and the device's memory carry,
-    one at least and `MAX_LOOKAHEAD` at most. Preparing a task (the reference's start, the
-    candidate's import, the baseline's compile: 10-70 s per real KernelBench task on an
-    H200) takes far longer than the GPU's turn for it (about 5 s): with one job ahead the
-    GPU waited. On one H200 with 16 cores (3 ahead), a 16-task KernelBench sample went
-    from 2.6 to 3.7 tasks per GPU-minute (docs/bench.md)."""
-    lanes = (cpus - slots) // (LANE_CPUS * max(1, slots))  # the timing CPUs are reserved
-    if device_bytes is not None:
-        lanes = min(lanes, device_bytes // LANE_DEVICE_BYTES)
-    return max(1, min(MAX_LOOKAHEAD, lanes - 1))
 
 
 def slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:

@@ -115,6 +115,7 @@ def _judge(task: Path, candidate: Path, options: JudgeOptions, say: Progress, ve
                 verdict.kernels_ran = _kernels_ran(session)
         except WorkerFailure as exc:
             _fail(verdict, exc, session)
+        verdict.device_memory_gib = session.device_memory_gib()
         if session.ipc_refused:
             verdict.warnings.append(
                 "CUDA outputs could not be shared between the judge's processes "

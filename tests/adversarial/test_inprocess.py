@@ -76,3 +76,15 @@ def test_a_clock_forged_by_thirty_percent_is_replaced_by_the_judges_own(
     assert warm, verdict.warnings  # the back-to-back figure too
     judged, own = map(float, re.findall(r"([\d.]+) ms", warm[0]))
     assert judged / own > 1.1, warm[0]
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_device_memory_figures_of_the_wrong_shape_are_left_out(place: dict[str, Any]) -> None:
+    """They decide nothing: the honest kernel is judged as its twin would be, and the
+    verdict's memory figure is the judge's own processes' alone."""
+    verdict = judge("garbled_memory", profile=True, **place)
+    assert verdict.status is Status.OK and verdict.correct, verdict.error
+    if place.get("device") == "cuda":
+        assert verdict.device_memory_gib is not None and verdict.device_memory_gib > 0
+    else:
+        assert verdict.device_memory_gib is None

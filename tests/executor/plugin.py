@@ -1,6 +1,6 @@
 """Job kinds for the executor's own tests: a slot process that dies mid-job, once; a
 judgement short of device memory, once, that says which other slot processes were alive when
-it was judged again."""
+it was judged again; a judgement that held a given amount of device memory."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register
+from tests.procs import processes
 
 
 def die_once(runner: SlotRunner, job: Job) -> JobResult:
@@ -44,17 +45,7 @@ def short_of_memory_once(runner: SlotRunner, job: Job) -> JobResult:
 
 def _slot_processes(root: Path) -> set[int]:
     """The live slot processes of the executor whose folder is `root`."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # not a process, or gone
-            continue
-        if b"cudaopt.executor" in argv and str(root).encode() in argv:
-            found.add(int(entry.name))
-    return found
+    return set(processes("-m cudaopt.executor ", f" {root} "))
 
 
 def pause(runner: SlotRunner, job: Job) -> JobResult:
@@ -65,3 +56,15 @@ def pause(runner: SlotRunner, job: Job) -> JobResult:
 
 register("short_of_memory_once", short_of_memory_once)
 register("pause", pause)
+
+
+def held(runner: SlotRunner, job: Job) -> JobResult:
+    """A CUDA judgement's verdict whose processes held `gib` of device memory at most; says
+    which other slot processes were alive while it ran."""
+    time.sleep(float(job.params.get("s", 0.0)))
+    return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True,
+                                      "device_memory_gib": float(job.params["gib"])},
+                     extra={"siblings": _slot_processes(runner.root) - {os.getpid()}})
+
+
+register("held", held)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from cudaopt.executor import Job, LocalExecutor, Sources
-from cudaopt.executor.lanes import RETRIED_ALONE
-from cudaopt.executor.local import lookahead_for
+from cudaopt.executor.lanes import RETRIED_ALONE, lookahead_for
 from cudaopt.judge import JudgeOptions
 from tests.conftest import EXAMPLES
 

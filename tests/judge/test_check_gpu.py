@@ -21,6 +21,9 @@ def test_kernels_layout_example_is_correct_and_timed() -> None:
     assert verdict.status is Status.OK, verdict.error or verdict.violations
     assert verdict.correct and verdict.candidate.median_ms > 0
     assert verdict.compiled_baseline is not None and verdict.reward >= 1
+    # what a bench's lanes are sized by: three processes' peaks, each holding the inputs
+    inputs_gib = 4 * 64 * 4096 / 2**30  # examples/fused_swish_cuda: float32 [64, 4096]
+    assert verdict.device_memory_gib is not None and verdict.device_memory_gib >= inputs_gib
 
 
 def test_load_inline_example_is_correct() -> None:

@@ -87,11 +87,13 @@ class Bench:
         return found
 
     def memory_gib(self) -> list[float] | None:
-        """Device memory of this process, in live tensors and held in all, for the trace."""
+        """Device memory of this process: in live tensors, held now, and the most it ever
+        held (an executor sizes its lanes by the last, see `Verdict.device_memory_gib`)."""
         if not self.timer.cuda:
             return None
         return [torch.cuda.memory_allocated(self.device) / 2**30,
-                torch.cuda.memory_reserved(self.device) / 2**30]
+                torch.cuda.memory_reserved(self.device) / 2**30,
+                torch.cuda.max_memory_reserved(self.device) / 2**30]
 
     def release(self) -> None:
         """Drop the current inputs and outputs; the next call is prepared from scratch."""

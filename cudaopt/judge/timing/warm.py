@@ -219,13 +219,15 @@ def _burst(session: Session, verdict: Verdict, name: str, seeds: list[int], *,
             session.commit(str(key), {"digest": value})
         if profile and session.device == "cuda":  # the profiler names kernels on CUDA only
             session.note_kernels(reply)
-        ask("burst_end")  # its tamper check, off the clock: the baselines make none
+        # its tamper check, off the clock: the baselines make none
+        session.note_memory("candidate", ask("burst_end"))
     return {**reply, "prep_wall_ms": (went - start) * 1e3, "go_wall_ms": (done - went) * 1e3}
 
 
 def _release(session: Session) -> None:
     """The baseline process may stay warm: it keeps no input sets or copies of ours."""
-    ask_reference(session, "trim", session.options.timeout_s, session.baseline)
+    session.note_memory("baseline", ask_reference(session, "trim", session.options.timeout_s,
+                                                  session.baseline))
 
 
 def _seeds(session: Session, count: int) -> list[int]:

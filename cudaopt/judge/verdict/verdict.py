@@ -97,6 +97,10 @@ class Verdict:
     kernels_ran: list[str] | None = None
     threads: int | None = None  # CPU: torch intra-op threads of the baselines and candidate
     timing_cpu: int | None = None  # CUDA: the one CPU both contestants were timed from
+    # CUDA: the most device memory the judgement's processes can have held at once (each
+    # one's peak, summed): what an executor sizes its lanes by; the candidate's share is
+    # its own report, so it decides nothing else
+    device_memory_gib: float | None = None
     stream_check: str = ""  # CUDA: how stream ordering was checked (graph capture, snapshot)
     reward: float = -1.0
     compile_mode: str = ""  # the torch.compile mode that won, of those asked for

@@ -56,7 +56,8 @@ class Session:
         self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
         self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
         self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
-        self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held) GiB
+        self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held, peak) GiB
+        self.peak_gib: dict[str, float] = {}  # the most each worker held, GiB
         self.candidate_path: Path | None = None  # the model_new.py being judged
         # what the candidate committed to for each kept output (see `digest`), by key
         self.committed: dict[str, str] = {}
@@ -138,19 +139,31 @@ class Session:
             if isinstance(name, str)}
 
     def note_memory(self, worker: str, reply: dict[str, Any]) -> None:
-        if reply.get("memory_gib") is not None:
-            self.memory_gib[worker] = reply["memory_gib"]
+        """A worker's (live, held, most held) GiB; the candidate's figures are whatever its
+        code sent, so anything but three finite non-negative numbers is left out. They
+        only size an executor's lanes (`device_memory_gib`), never a verdict's figures."""
+        found = reply.get("memory_gib")
+        if (isinstance(found, list) and len(found) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool)
+                and 0 <= x < float("inf") for x in found)):
+            self.memory_gib[worker] = [float(x) for x in found]
+            self.peak_gib[worker] = max(self.peak_gib.get(worker, 0.0), found[2])
 
     def _held_gib(self, worker: str) -> float:
         """Device memory the worker last held (0 on a CPU): what keeping it costs a lender."""
-        return float((self.memory_gib.get(worker) or [0.0, 0.0])[-1])
+        return float((self.memory_gib.get(worker) or [0.0, 0.0])[1])
+
+    def device_memory_gib(self) -> float | None:
+        """The most device memory this judgement's processes can have held at once: each
+        one's peak, summed (None on a CPU)."""
+        return round(sum(self.peak_gib.values()), 3) if self.peak_gib else None
 
     def memory_note(self) -> str:
         """For progress messages: large tasks run close to the device's memory."""
         if not self.memory_gib:
             return ""
         held = ", ".join(f"{name} {live:.1f}/{held:.1f}"
-                         for name, (live, held) in sorted(self.memory_gib.items()))
+                         for name, (live, held, _) in sorted(self.memory_gib.items()))
         return f" (device GiB live/held: {held})"
 
     def seed(self) -> int:
