@@ -17,6 +17,7 @@ import pytest
 from cudaopt.judge import JudgeOptions, JudgePool, Status, check, worker_env
 from cudaopt.judge.workers.lending import Loaded
 from cudaopt.sandbox.bwrap import cached_probe
+from tests.procs import processes
 
 ZOO = Path(__file__).resolve().parent.parent / "judge" / "zoo"
 MARK = "cudaopt-adversarial-outlive"
@@ -78,14 +79,7 @@ class ModelNew(nn.Module):
 
 
 def _marked() -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if MARK.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
+    return processes(MARK)
 
 
 @pytest.fixture

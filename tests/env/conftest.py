@@ -16,6 +16,7 @@ import pytest
 
 from cudaopt.env import EnvClient
 from tests.conftest import EXAMPLES, ROOT
+from tests.procs import processes
 
 SWISH = EXAMPLES / "fused_swish_cpu"
 ADVERSARIAL = ROOT / "tests" / "adversarial" / "candidates"
@@ -72,16 +73,7 @@ class Service:
 
     def children(self, marker: str) -> list[int]:
         """Child processes of the service whose command line holds `marker`."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                stat = (entry / "stat").read_text()
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except (OSError, ValueError):
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid and marker in cmdline:
-                found.append(int(entry.name))
-        return found
+        return processes(marker, parent=self.proc.pid)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ import pytest
 from cudaopt.judge import JudgeOptions, JudgePool, check, worker_env
 from cudaopt.judge.serving.lender import Store
 from tests.conftest import ROOT
-from tests.judge.test_machine_judge import ZOO, _judges, judge_folder
+from tests.judge.test_machine_judge import ZOO, judge_folder, judges, stop_judges
 
 OPTIONS = JudgeOptions(device="cpu", time_budget_s=2.0)
 #: A pool in a process of its own, lending through the machine judge, as a bench's slot
@@ -48,8 +47,7 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {**os.environ, "CUDAOPT_WARM_JUDGE": "1", "TMPDIR": str(tmp_path),
            "CUDAOPT_WARM_IDLE_S": "120"}
     yield env
-    for pid in _judges(tmp_path):
-        os.killpg(pid, signal.SIGKILL)
+    stop_judges(tmp_path)
 
 
 def _pool(env: dict[str, str], then: str = "close", task: Path = ZOO / "task.py",
@@ -108,7 +106,7 @@ def test_a_pair_outlives_its_pool_and_is_lent_across_processes(env: dict[str, st
     verdict, output = _cli_check(env, ZOO / "task.py", ZOO / "correct.py", tmp_path)
     assert verdict["correct"] and not _loaded(verdict["phases_s"]), verdict["phases_s"]
     assert "starting the warm judge" not in output
-    assert len(_judges(tmp_path)) == 1
+    assert len(judges(tmp_path)) == 1
 
 
 def test_weights_changed_after_the_load_are_not_kept(tmp_path: Path,

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge.serving.machine import private_folder
+from tests.procs import processes
 
 ZOO = Path(__file__).resolve().parent / "zoo"
 
@@ -28,8 +29,18 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {**os.environ, "CUDAOPT_WARM_JUDGE": "1", "TMPDIR": str(tmp_path),
            "CUDAOPT_WARM_IDLE_S": "120"}
     yield env
-    for pid in _judges(tmp_path):
+    stop_judges(tmp_path)
+
+
+def stop_judges(tmp_path: Path) -> None:
+    """Stop the machine judges a test started under `tmp_path` and remove their folder
+    where it lies outside `tmp_path` (a deep TMPDIR's, under /tmp): pytest removes only
+    its own folders."""
+    for pid in judges(tmp_path):
         os.killpg(pid, signal.SIGKILL)
+    folder = judge_folder(tmp_path)
+    if not folder.is_relative_to(tmp_path):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def judge_folder(tmp_path: Path) -> Path:
@@ -43,18 +54,9 @@ def judge_folder(tmp_path: Path) -> Path:
         tempfile.tempdir = before
 
 
-def _judges(tmp_path: Path) -> list[int]:
+def judges(tmp_path: Path) -> list[int]:
     """The machine judges started under this test's temporary folder."""
-    folder = str(judge_folder(tmp_path)).encode()
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            line = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"cudaopt.judge.serving.machine_main" in line and folder in line:
-            found.append(int(pid))
-    return found
+    return processes("cudaopt.judge.serving.machine_main", str(judge_folder(tmp_path)))
 
 
 def _check(env: dict[str, str], out: Path, *extra: str, wait: bool = True,
@@ -80,7 +82,7 @@ def test_a_second_check_of_the_task_starts_no_reference_or_baseline(
     assert any(k.startswith("load.reference") for k in first["verdict"]["phases_s"])
     assert not any(k.startswith("load.reference") for k in second["verdict"]["phases_s"])
     assert "kept warm from an earlier judgement" in second["output"]
-    assert len(_judges(tmp_path)) == 1
+    assert len(judges(tmp_path)) == 1
 
 
 def test_a_temporary_folder_too_deep_for_a_socket_still_gets_a_warm_judge(
@@ -96,11 +98,9 @@ def test_a_temporary_folder_too_deep_for_a_socket_still_gets_a_warm_judge(
         _check(env, tmp_path / "1.json")
         second = _check(env, tmp_path / "2.json")
         assert not any(k.startswith("load.reference") for k in second["verdict"]["phases_s"])
-        assert len(_judges(deep)) == 1
+        assert len(judges(deep)) == 1
     finally:
-        for pid in _judges(deep):
-            os.killpg(pid, signal.SIGKILL)
-        shutil.rmtree(judge_folder(deep), ignore_errors=True)
+        stop_judges(deep)
 
 
 def test_another_task_finds_its_processes_born_warm_and_the_client_never_imports_torch(
@@ -125,7 +125,7 @@ def test_another_task_finds_its_processes_born_warm_and_the_client_never_imports
 def test_a_judge_killed_mid_judgement_costs_only_that_judgement_its_warmth(
         env: dict[str, str], tmp_path: Path) -> None:
     _check(env, tmp_path / "1.json", "--no-profile")
-    (judge,) = _judges(tmp_path)
+    (judge,) = judges(tmp_path)
     running = _check(env, tmp_path / "2.json", wait=False)
     seen = []
     for line in running.stdout:  # inside the judgement: the warm judge is verifying
@@ -145,7 +145,7 @@ def test_turned_off_every_check_judges_in_its_own_process(env: dict[str, str],
                                                           tmp_path: Path) -> None:
     env["CUDAOPT_WARM_JUDGE"] = "0"
     _check(env, tmp_path / "1.json", "--no-profile")
-    assert not _judges(tmp_path)
+    assert not judges(tmp_path)
 
 
 def test_an_edited_cudaopt_gets_a_judge_of_its_own(tmp_path: Path) -> None:

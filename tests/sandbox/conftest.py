@@ -16,6 +16,7 @@ import pytest
 
 from cudaopt.sandbox import Sandbox, SandboxLimits, ShellResult, resolve_sandbox
 from cudaopt.sandbox.bwrap import cached_probe
+from tests.procs import processes
 
 
 @pytest.fixture(scope="session")
@@ -81,11 +82,4 @@ def run(bwrap_ok: None, place: Place) -> Run:
 
 def alive(marker: str) -> list[int]:
     """Processes whose command line holds `marker` (left behind by a contained command)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and marker in Path(f"/proc/{entry}/cmdline").read_text():
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    return processes(marker)
