@@ -255,7 +255,7 @@ def test_branch_report_shows_warm_figure_and_distance_to_the_limit(profiled) -> 
 
 def test_warm_baseline_is_the_fastest_compile_mode_per_round() -> None:
     """Per round, the compile baseline is the fastest mode; the summed kernel time too."""
-    from cudaopt.judge.timing.warm import summarize
+    from cudaopt.judge.timing.warm_figures import summarize
 
     def burst(ms: float) -> dict[str, float]:  # ten calls; the requests cost 3 ms and 9 ms
         return {"ms": ms, "host_ms": ms, "calls": 10, "go_wall_ms": 10 * ms + 3.0,
@@ -298,7 +298,7 @@ def test_back_to_back_figure_is_credited_from_the_judges_clock(
     """The candidate's own clocks are its to forge: what its two requests cost by the
     judge's clock beyond eager's is added to its figure, less an allowance (10% of eager's
     protocol cost here, 0.3 ms and 0.7 ms, and a slack per request)."""
-    from cudaopt.judge.timing.warm import REQUEST_SLACK_MS, credited
+    from cudaopt.judge.timing.warm_figures import REQUEST_SLACK_MS, credited
 
     times, clock = credited(_rounds(go_ms, prep_ms), ["eager"], 10)
     allowance = {1.0: 0.0, 1.3: 0.03 + REQUEST_SLACK_MS / 10,
@@ -309,7 +309,7 @@ def test_back_to_back_figure_is_credited_from_the_judges_clock(
 
 def test_round_to_round_noise_on_either_side_is_not_charged() -> None:
     """A moment of load hits one request in some rounds: it falls out of the median."""
-    from cudaopt.judge.timing.warm import credited
+    from cudaopt.judge.timing.warm_figures import credited
 
     _, clock = credited(_rounds(13.0, 8.0, noise_ms=2.0), ["eager"], 10)
     assert clock["added_ms"] == 0

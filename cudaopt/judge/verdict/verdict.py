@@ -104,7 +104,7 @@ class Verdict:
     stream_check: str = ""  # CUDA: how stream ordering was checked (graph capture, snapshot)
     reward: float = -1.0
     compile_mode: str = ""  # the torch.compile mode that won, of those asked for
-    warm: dict[str, Any] | None = None  # back-to-back figures (`warm.summarize`)
+    warm: dict[str, Any] | None = None  # back-to-back figures (`warm_figures.summarize`)
     breakdown: dict[str, Any] | None = None  # where the time goes, per contestant (`burst`)
     roofline: dict[str, Any] | None = None  # distance to the device's limit (`roofline`)
     ncu: dict[str, Any] | None = None  # Nsight Compute metrics of the candidate's kernels
