@@ -1,4 +1,5 @@
-"""The judge's per-user cache folder, and the compilers' caches inside it.
+"""The judge's per-user cache folder, the compilers' caches inside it, and torch.compile's use
+of them (its counters, its first call past a broken build in them).
 
 torch.compile's artefacts (inductor, triton) and the candidates' `load_inline` builds are
 reused across runs and judgements, so a baseline traced once or a kernel compiled once is
@@ -14,6 +15,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from cudaopt.judge.verdict.options import JudgeOptions
 
@@ -118,3 +120,34 @@ def prewarm_compile() -> None:
             pass  # no triton: a CPU-only machine
     except Exception:  # noqa: BLE001
         pass
+
+
+def compile_counters(since: dict[str, int] | None = None) -> dict[str, int]:
+    """torch.compile's cache and work counters (inductor's FX graph cache, AOT autograd's
+    cache, graphs compiled), less `since`: whether a compile traced and compiled or was
+    served from the on-disk caches."""
+    from torch._dynamo.utils import counters
+
+    names = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+    found = {name: int(counters["inductor"].get(name, 0)) for name in names}
+    found.update({f"aot_{k}": int(v) for k, v in counters["aot_autograd"].items()
+                  if k.startswith("autograd_cache")})
+    found["graphs"] = int(counters["stats"].get("unique_graphs", 0))
+    since = since or {}
+    return {k: v - since.get(k, 0) for k, v in found.items() if v - since.get(k, 0)}
+
+
+def first_call(compiled: Any, inputs: list[Any]) -> Any:
+    """torch.compile's first call, compiled once more after a broken library in its cache
+    was dropped (see `drop_broken_builds`): from the model, not from the cached
+    graph, whose stored code inductor does not rebuild with the flags it was built with."""
+    try:
+        return compiled(*inputs)
+    except Exception as exc:  # noqa: BLE001 - re-raised unless a broken build explains it
+        if not drop_broken_builds(exc):
+            raise
+        import torch
+
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(force_disable_caches=True):
+            return compiled(*inputs)

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge.building.caches import drop_broken_builds
+from cudaopt.judge.building.caches import compile_counters, first_call
 from cudaopt.judge.building.loading import build_model, host_math, load_module, use_threads
 from cudaopt.judge.checks.signal import perturbed
 from cudaopt.judge.checks.tracker import Tracker
@@ -40,35 +40,6 @@ class Stopwatch:
         now = time.perf_counter()
         self.parts[name] = self.parts.get(name, 0.0) + now - self._last
         self._last = now
-
-
-def compile_counters(since: dict[str, int] | None = None) -> dict[str, int]:
-    """torch.compile's cache and work counters (inductor's FX graph cache, AOT autograd's
-    cache, graphs compiled), less `since`: whether a compile traced and compiled or was
-    served from the on-disk caches."""
-    from torch._dynamo.utils import counters
-
-    names = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
-    found = {name: int(counters["inductor"].get(name, 0)) for name in names}
-    found.update({f"aot_{k}": int(v) for k, v in counters["aot_autograd"].items()
-                  if k.startswith("autograd_cache")})
-    found["graphs"] = int(counters["stats"].get("unique_graphs", 0))
-    since = since or {}
-    return {k: v - since.get(k, 0) for k, v in found.items() if v - since.get(k, 0)}
-
-
-def _first_call(compiled: Any, inputs: list[Any]) -> Any:
-    """torch.compile's first call, compiled once more after a broken library in its cache
-    was dropped (see `caches.drop_broken_builds`): from the model, not from the cached
-    graph, whose stored code inductor does not rebuild with the flags it was built with."""
-    try:
-        return compiled(*inputs)
-    except Exception as exc:  # noqa: BLE001 - re-raised unless a broken build explains it
-        if not drop_broken_builds(exc):
-            raise
-        torch._dynamo.reset()
-        with torch._inductor.config.patch(force_disable_caches=True):
-            return compiled(*inputs)
 
 
 class ReferenceWorker:
@@ -163,7 +134,7 @@ class ReferenceWorker:
                 inputs = draw_inputs(bench.task, seed, bench.device)
                 bench.timer.sync()
                 clock.lap("inputs")
-                _first_call(compiled, inputs) if i == 0 else compiled(*inputs)
+                first_call(compiled, inputs) if i == 0 else compiled(*inputs)
                 bench.timer.sync()
                 clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
                 del inputs
