@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from cudaopt.executor.jobs import JobResult
+from cudaopt.judge import JudgeOptions, cache_root
 
 GiB = 1 << 30
 #: Beyond what a judgement's processes hold in tensors: their three CUDA contexts
@@ -29,8 +30,7 @@ MOST_KEPT = 5000
 
 def default_path() -> Path:
     """Beside the judge's caches: what a task holds is the same from run to run."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cudaopt" / "executor" / "footprints.json"
+    return cache_root(JudgeOptions()) / "executor" / "footprints.json"
 
 
 class Footprints:
@@ -57,12 +57,17 @@ class Footprints:
             return
         value = int(gib * GiB) + CONTEXT_BYTES
         with self._lock:
-            self._known.pop(task_key, None)  # re-inserted last: the most recent
-            self._known[task_key] = value
-            known = dict(list(self._known.items())[-MOST_KEPT:])
-            self._known = known
+            self._known = _remember(self._known, task_key, value)
         if self.path is not None:
             _write(self.path, task_key, value)
+
+
+def _remember(known: dict[str, int], task_key: str, value: int) -> dict[str, int]:
+    """`known` with `task_key` set last (the most recent), the oldest beyond `MOST_KEPT`
+    left out."""
+    known = {k: v for k, v in known.items() if k != task_key}
+    known[task_key] = value
+    return dict(list(known.items())[-MOST_KEPT:])
 
 
 def _read(path: Path) -> dict[str, int]:
@@ -82,10 +87,7 @@ def _write(path: Path, task_key: str, value: int) -> None:
     replace the file whole; a cache that cannot be written only costs the next run."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        known = _read(path)
-        known.pop(task_key, None)
-        known[task_key] = value
-        known = dict(list(known.items())[-MOST_KEPT:])
+        known = _remember(_read(path), task_key, value)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".footprints-")
         with os.fdopen(fd, "w") as out:
             json.dump(known, out)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cudaopt.judge.api import check, prepare
-    from cudaopt.judge.building.caches import prewarm_compile, worker_env
+    from cudaopt.judge.building.caches import cache_root, prewarm_compile, worker_env
     from cudaopt.judge.building.inline_build import JIT, build_ahead, jit_builds
     from cudaopt.judge.building.kernels import (
         KERNEL_SUFFIXES,
@@ -64,6 +64,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "prepare": ("cudaopt.judge.api", "prepare"),
     "prewarm_compile": ("cudaopt.judge.building.caches", "prewarm_compile"),
     "worker_env": ("cudaopt.judge.building.caches", "worker_env"),
+    "cache_root": ("cudaopt.judge.building.caches", "cache_root"),
     "JIT": ("cudaopt.judge.building.inline_build", "JIT"),
     "build_ahead": ("cudaopt.judge.building.inline_build", "build_ahead"),
     "jit_builds": ("cudaopt.judge.building.inline_build", "jit_builds"),
@@ -101,7 +102,8 @@ __all__ = [
     # judging
     "check", "prepare", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
     "sandbox_off",
-    "JudgePool", "worker_env", "prewarm_compile", "Verdict", "Status", "Timing", "EXIT_CODES",
+    "JudgePool", "worker_env", "cache_root", "prewarm_compile", "Verdict", "Status", "Timing",
+    "EXIT_CODES",
     # building
     "build_kernels", "default_build_dir", "find_cuda_home", "kernel_store", "KERNEL_SUFFIXES",
     "MODULE_NAME", "JIT", "build_ahead", "jit_builds",

@@ -56,8 +56,8 @@ class Session:
         self.inputs_mutable = False  # the task itself modifies its inputs: so may the candidate
         self.output_leaves: list[dict[str, Any]] = []  # dtype and numel of each output tensor
         self.ipc_refused: str | None = None  # why CUDA outputs fell back to files, if they did
-        self.memory_gib: dict[str, list[float]] = {}  # each worker's last (live, held, peak) GiB
-        self.peak_gib: dict[str, float] = {}  # the most each worker held, GiB
+        # each worker's last (live, held, most ever held) GiB
+        self.memory_gib: dict[str, list[float]] = {}
         self.candidate_path: Path | None = None  # the model_new.py being judged
         # what the candidate committed to for each kept output (see `digest`), by key
         self.committed: dict[str, str] = {}
@@ -147,7 +147,6 @@ class Session:
                 isinstance(x, (int, float)) and not isinstance(x, bool)
                 and 0 <= x < float("inf") for x in found)):
             self.memory_gib[worker] = [float(x) for x in found]
-            self.peak_gib[worker] = max(self.peak_gib.get(worker, 0.0), found[2])
 
     def _held_gib(self, worker: str) -> float:
         """Device memory the worker last held (0 on a CPU): what keeping it costs a lender."""
@@ -155,8 +154,11 @@ class Session:
 
     def device_memory_gib(self) -> float | None:
         """The most device memory this judgement's processes can have held at once: each
-        one's peak, summed (None on a CPU)."""
-        return round(sum(self.peak_gib.values()), 3) if self.peak_gib else None
+        one's peak (the last figure it sent: its allocator's high-water mark never falls),
+        summed (None on a CPU)."""
+        if not self.memory_gib:
+            return None
+        return round(sum(peak for _, _, peak in self.memory_gib.values()), 3)
 
     def memory_note(self) -> str:
         """For progress messages: large tasks run close to the device's memory."""
