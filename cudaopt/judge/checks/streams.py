@@ -38,6 +38,7 @@ _sleep = torch.cuda._sleep
 _Graph = torch.cuda.CUDAGraph
 _stream_ctx = torch.cuda.stream
 _current = torch.cuda.current_stream
+_empty_cache = torch.cuda.empty_cache
 _HOLD_CYCLES = 2_000_000  # about a millisecond of one busy kernel before the call
 SNAPSHOT_TRIES = 6
 _CHUNK_BYTES = 1 << 28
@@ -62,9 +63,14 @@ def _blocking_stream(device: torch.device) -> torch.cuda.ExternalStream:
 
 def capture(fn: Callable[..., Any], inputs: list[Any],
             device: torch.device) -> tuple[torch.cuda.CUDAGraph | None, Any, str]:
-    """Capture one call into a graph: (graph, outputs, "") or (None, None, why it failed)."""
+    """Capture one call into a graph: (graph, outputs, "") or (None, None, why it failed).
+
+    What the calls before left in the allocator's cache goes back to the device first: the
+    graph's outputs come from a private pool that cannot reuse it, and on a task with
+    multi-GB outputs that pool on top of the cache made this the process's largest hold."""
     stream = _blocking_stream(device)
     torch.cuda.synchronize(device)
+    _empty_cache()
     stream.wait_stream(_current(device))
     graph, out, errors = _Graph(), None, []
     with _stream_ctx(stream):
@@ -83,13 +89,18 @@ def capture(fn: Callable[..., Any], inputs: list[Any],
     return graph, out, ""
 
 
-def replay(graph: torch.cuda.CUDAGraph, out: Any, inputs: list[Any], device: torch.device,
-           fresh: list[Any]) -> Snapshot:
-    """Replay onto `fresh` input values, with every output not aliasing an input poisoned
-    first: whatever the graph did not record stays NaN (or extreme integers)."""
+def refill(inputs: list[Any], fresh: list[Any]) -> None:
+    """The replay's input values, copied into the tensors the graph was captured on."""
     for old, new in zip(inputs, fresh, strict=True):
         if isinstance(old, torch.Tensor):
             old.copy_(new)
+
+
+def replay(graph: torch.cuda.CUDAGraph, out: Any, inputs: list[Any],
+           device: torch.device) -> Snapshot:
+    """Replay (on inputs `refill` set), with every output not aliasing an input poisoned
+    first: whatever the graph did not record stays NaN (or extreme integers), even what a
+    thread of the candidate's wrote there while the capture ran."""
     held = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
     for _, leaf in flatten(out)[1]:
         if leaf.untyped_storage().data_ptr() not in held:

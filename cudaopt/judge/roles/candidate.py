@@ -170,6 +170,11 @@ class CandidateWorker:
             return {"check": "snapshot", "replayed": False, "violations": found,
                     "why": "the task draws inputs of other shapes each time",
                     "l2_persisting_bytes": l2_bytes}
+        # the replay's inputs are in place before the capture (which runs nothing): the
+        # fresh draw is gone before the graph's pool takes memory
+        streams.refill(bench.inputs, fresh)
+        bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
+        del fresh
         graph, out, why = streams.capture(self.model, bench.inputs, bench.device)
         if graph is None:
             if streams.UNJOINED in why.lower():
@@ -179,8 +184,7 @@ class CandidateWorker:
                     "replayed": False, "why": why, "violations": found,
                     "l2_persisting_bytes": l2_bytes}
         stale = streams.returned_before(out, bench.inputs, returned)
-        bench.last = streams.replay(graph, out, bench.inputs, bench.device, fresh)
-        bench.prints = fingerprint(bench.inputs)  # refilled by the judge, not the candidate
+        bench.last = streams.replay(graph, out, bench.inputs, bench.device)
         del graph, out
         return {"check": "graph", "replayed": True, "violations": found, "stale": stale,
                 "l2_persisting_bytes": l2_bytes,

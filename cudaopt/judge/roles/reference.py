@@ -239,34 +239,38 @@ class ReferenceWorker:
                 reply: dict[str, Any] = {"mismatch": compare(ref, cand, cmd["atol"],
                                                              cmd["rtol"])}
                 clock.lap("values")
-                if cmd.get("signal"):
-                    reply.update(self._track(leaves, cand, cmd, bool(reply["mismatch"])))
-                    clock.lap("signal")
-                return {**reply, "parts_s": clock.parts}
+                recorded = bool(cmd.get("signal")) and self._track(leaves, cand, cmd)
         except ipc.OpenFailed as exc:
             bench.kept[cmd["key"]] = skeleton, leaves  # for the comparison by files
             return {"mismatch": [f"the candidate's output could not be read: {exc}"],
                     "ipc_failed": str(exc)}
         except (KeyError, ValueError, TypeError, AttributeError) as exc:  # not the judge's
             return {"mismatch": [f"the candidate's output could not be read: {exc!r}"]}
+        if cmd.get("signal"):
+            # the noise call only after this output's copy is let go: on a task whose inputs
+            # are gigabytes, that copy beside the call's inputs and output was the reference
+            # process's largest hold (four times the input, now three)
+            del ref, leaves, cand
+            if recorded and cmd["signal"]["trial"] == 0:
+                self._measure_noise(cmd["signal"]["seed"])
+            stale = self.signal.stale() if recorded and reply["mismatch"] else None
+            reply.update({} if stale is None else {"stale": stale})
+            clock.lap("signal")
+        return {**reply, "parts_s": clock.parts}
 
-    def _track(self, leaves: list[Any], cand: Any, cmd: dict[str, Any],
-               mismatched: bool) -> dict[str, Any]:
-        """Samples for the signal check (see `signal`); on a mismatch, whether the output is
-        one the reference gave for an earlier input."""
+    def _track(self, leaves: list[Any], cand: Any, cmd: dict[str, Any]) -> bool:
+        """Samples for the signal check (see `signal`); whether this output was recorded."""
         info = cmd["signal"]
         if info["trial"] == 0:
             self.signal.reset(info["seed"])
         try:
             cand_leaves = [t for _, t in flatten(cand)[1]]
         except TypeError:
-            return {}
-        if len(cand_leaves) == len(leaves):
-            self.signal.record([t for _, t in leaves], cand_leaves, info["fresh"])
-            if info["trial"] == 0:
-                self._measure_noise(info["seed"])
-        stale = self.signal.stale() if mismatched else None
-        return {} if stale is None else {"stale": stale}
+            return False
+        if len(cand_leaves) != len(leaves):
+            return False
+        self.signal.record([t for _, t in leaves], cand_leaves, info["fresh"])
+        return True
 
     def _measure_noise(self, seed: int) -> None:
         """One more call, on this trial's inputs moved by a few ulps (see `signal.perturbed`):

@@ -34,9 +34,7 @@ from cudaopt.judge.workers.scheduling import departure
 from cudaopt.judge.workers.session import Session
 
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
-CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (each keeps a copy of its outputs)
-KEPT_BYTES = 8 << 30  # at most this much of kept copies per process (strict: twice), but
-                      # always one: KernelBench outputs reach gigabytes
+CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (see `rounds` for their copies)
 
 
 def await_baselines(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
@@ -109,12 +107,12 @@ def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     wall_ms = (time.perf_counter() - started) * 1e3 / (3 * (len(names) + 1))
     calls = calls_per_round(slowest_ms, wall_ms)
-    _timed(session, names, calls, verdict, say, _checks(session, CHECKS, 1), GUARD_SHARE)
+    _timed(session, names, calls, verdict, say, CHECKS, GUARD_SHARE)
     top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
     if top > options.ceiling and not verdict.violations:
         say(f"speedup {top:.1f}x is above the {options.ceiling:g}x ceiling: re-measuring")
         verdict.remeasured = True
-        _timed(session, names, calls, verdict, say, _checks(session, STRICT_CHECKS, 2),
+        _timed(session, names, calls, verdict, say, STRICT_CHECKS,
                3 * GUARD_SHARE)
         verdict.warnings.append(
             f"implausible speedup {top:.1f}x (ceiling {options.ceiling:g}x): re-measured with "
@@ -165,15 +163,6 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
 def _probe(session: Session) -> contention.Probe:
     """Watches the scheduler while the baseline and candidate workers are timed."""
     return contention.Probe([session.baseline.proc.pid, session.candidate.proc.pid])
-
-
-def _checks(session: Session, most: int, budgets: int) -> int:
-    """Checked calls per round: `most`, fewer when their kept copies would not fit."""
-    from cudaopt.judge.workers.tensors import dtype_named
-
-    out_bytes = sum(leaf["numel"] * dtype_named(leaf["dtype"]).itemsize
-                    for leaf in session.output_leaves)
-    return max(1, min(most, budgets * KEPT_BYTES // max(out_bytes, 1)))
 
 
 def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,

@@ -4,6 +4,14 @@ Every call takes the per-call protocol of `bench`, driven from here with a secre
 seeds, which calls refill the previous call's tensors, which run under the operator guard
 and which have their outputs checked. The check decision is revealed only after the call
 has answered, so the candidate cannot behave one way when checked and another when timed.
+
+A checked call's expected output is eager's on the same seed. Small outputs are compared
+after the round, against eager's own timed calls; a copy of each checked call waits in both
+workers until then. An output over `AT_ONCE_BYTES` is compared as soon as the candidate's
+call is known to be checked, against eager's output computed for it then in the baseline
+worker, between two calls and off every clock: at most one copy is held anywhere, where
+three of a multi-GB output beside the inputs, the call's output and its copy made each
+process hold six times the output on a task KernelBench sizes at gigabytes.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from cudaopt.judge.workers.child import Worker
 from cudaopt.judge.workers.session import Session
 
 REFILL_SHARE = 0.35  # of the checked calls, those that reuse the previous call's tensors
+AT_ONCE_BYTES = 64 << 20  # outputs larger than this are checked call by call (see above)
 
 
 @dataclass
@@ -46,21 +55,20 @@ class Plan:
 
 def timed_round(session: Session, names: list[str], plan: Plan, verdict: Verdict) -> Samples:
     """One round: the plan's calls for each of eager, compile and the candidate, in random
-    order, then the checked calls' outputs compared."""
+    order, and the checked calls' outputs compared (see above for when)."""
     order = [*names, "candidate"]
     session.rand_shuffle(order)
+    at_once = output_bytes(session) > AT_ONCE_BYTES
     samples: Samples = {}
+    mismatches: dict[str, list[str]] = {}
     for name in order:
-        for key, values in _sequence(session, name, plan, verdict).items():
+        for key, values in _sequence(session, name, plan, verdict, at_once, mismatches).items():
             samples.setdefault(key, []).extend(values)
-    keys = [f"t{i}" for i in sorted(plan.checked)]
-    parts: dict[str, float] = {}
-    with phase(verdict, "timing.checks"):
-        mismatches = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"),
-                                  parts)
-    add_parts(verdict, "timing.checks", parts)
+    if not at_once:
+        keys = [f"t{i}" for i in sorted(plan.checked)]
+        mismatches = _compared(session, keys, verdict)
     for i in sorted(plan.checked):
-        if mismatches[f"t{i}"]:
+        if mismatches.get(f"t{i}"):
             note = " (its inputs: the previous call's tensors, refilled)" if plan.refill[i] else ""
             verdict.violations.append(timed_mismatch(
                 session, "output of a timed call is wrong (the candidate behaves differently "
@@ -69,15 +77,49 @@ def timed_round(session: Session, names: list[str], plan: Plan, verdict: Verdict
     return samples
 
 
-def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samples:
+def output_bytes(session: Session) -> int:
+    """Bytes of one call's outputs, as the verification saw them."""
+    from cudaopt.judge.workers.tensors import dtype_named
+
+    return sum(leaf["numel"] * dtype_named(leaf["dtype"]).itemsize
+               for leaf in session.output_leaves)
+
+
+def _compared(session: Session, keys: list[str], verdict: Verdict) -> dict[str, list[str]]:
+    """The candidate's copies kept under `keys` against the baseline worker's."""
+    parts: dict[str, float] = {}
+    with phase(verdict, "timing.checks"):
+        found = compare_kept(session, session.baseline, keys, session.outputs_dir("timed"),
+                             parts)
+    add_parts(verdict, "timing.checks", parts)
+    return found
+
+
+def _check_at_once(session: Session, key: str, seed: int,
+                   verdict: Verdict) -> dict[str, list[str]]:
+    """The candidate's last call, just known to be checked, kept under `key` and compared
+    with eager's output on its seed, computed now in the baseline worker."""
+    with phase(verdict, "timing.checks"):
+        reply = _ask(session, session.candidate, True, verdict, "finish", keep=key)
+        session.note_memory("candidate", reply)
+        for op, args in (("prep", {"seed": seed, "refill": False, "keep": None}),
+                         ("go", {"which": "eager"}), ("finish", {"keep": key})):
+            ask_reference(session, op, session.options.timeout_s, session.baseline, **args)
+    return _compared(session, [key], verdict)
+
+
+def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict, at_once: bool,
+              mismatches: dict[str, list[str]]) -> Samples:
     """All calls of one contestant in a round. The parent's clock brackets each call from
     the `prep` that hands over its seed to the `go` reply that commits to its outputs: the
     window in which the worker can know its inputs and still change what it returns, so
     whatever the worker does there (drawing inputs, a hook on the draw, the call, the copy)
-    is on this clock, which no worker can touch."""
+    is on this clock, which no worker can touch. With `at_once`, a checked call of the
+    candidate's is compared before its next call (into `mismatches`)."""
     candidate = name == "candidate"
     worker = session.candidate if candidate else session.baseline
-    kept = candidate or name == "eager"  # eager's outputs are the reference for the checks
+    # eager's outputs are the reference for the checks made after the round
+    kept = candidate or (name == "eager" and not at_once)
     found: Samples = {"events": [], "host": [], "window": []}
     keep = None
     for i, seed in enumerate(plan.seeds):
@@ -93,6 +135,9 @@ def _sequence(session: Session, name: str, plan: Plan, verdict: Verdict) -> Samp
         keep = f"t{i}" if kept and i in plan.checked else None
         if keep:
             session.commit(keep, reply, candidate)
+        if keep and at_once:
+            mismatches.update(_check_at_once(session, keep, seed, verdict))
+            keep = None
         if not (candidate and plan.guard[i]):
             found["events"].append(reply.get("ms", 0.0))  # typed on arrival (`child`)
             found["host"].append(reply.get("host_ms", 0.0))

@@ -164,9 +164,9 @@ class Session:
         """For progress messages: large tasks run close to the device's memory."""
         if not self.memory_gib:
             return ""
-        held = ", ".join(f"{name} {live:.1f}/{held:.1f}"
-                         for name, (live, held, _) in sorted(self.memory_gib.items()))
-        return f" (device GiB live/held: {held})"
+        held = ", ".join(f"{name} {live:.1f}/{held:.1f}/{peak:.1f}"
+                         for name, (live, held, peak) in sorted(self.memory_gib.items()))
+        return f" (device GiB live/held/peak: {held})"
 
     def seed(self) -> int:
         return self._rng.randrange(1, 2**62)
