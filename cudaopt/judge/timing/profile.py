@@ -25,7 +25,7 @@ from cudaopt.judge.timing.crosscheck import (
     settle,
 )
 from cudaopt.judge.timing.noise import Samples
-from cudaopt.judge.timing.rounds import Plan, timed_round
+from cudaopt.judge.timing.rounds import Plan, output_bytes, timed_round
 from cudaopt.judge.timing.timer import calls_per_round, summarize
 from cudaopt.judge.timing.warm import measure
 from cudaopt.judge.verdict.verdict import Verdict, add_parts, compile_story, phase
@@ -35,6 +35,8 @@ from cudaopt.judge.workers.session import Session
 
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
 CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (see `rounds` for their copies)
+CHECKED_BYTES = 8 << 30  # outputs checked per round at most (strict: twice), but always one
+                         # call: a check of a multi-GB output draws, calls and compares anew
 
 
 def await_baselines(session: Session, verdict: Verdict, say: Callable[[str], None]) -> None:
@@ -107,12 +109,12 @@ def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     wall_ms = (time.perf_counter() - started) * 1e3 / (3 * (len(names) + 1))
     calls = calls_per_round(slowest_ms, wall_ms)
-    _timed(session, names, calls, verdict, say, CHECKS, GUARD_SHARE)
+    _timed(session, names, calls, verdict, say, _checks(session, CHECKS, 1), GUARD_SHARE)
     top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
     if top > options.ceiling and not verdict.violations:
         say(f"speedup {top:.1f}x is above the {options.ceiling:g}x ceiling: re-measuring")
         verdict.remeasured = True
-        _timed(session, names, calls, verdict, say, STRICT_CHECKS,
+        _timed(session, names, calls, verdict, say, _checks(session, STRICT_CHECKS, 2),
                3 * GUARD_SHARE)
         verdict.warnings.append(
             f"implausible speedup {top:.1f}x (ceiling {options.ceiling:g}x): re-measured with "
@@ -163,6 +165,11 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
 def _probe(session: Session) -> contention.Probe:
     """Watches the scheduler while the baseline and candidate workers are timed."""
     return contention.Probe([session.baseline.proc.pid, session.candidate.proc.pid])
+
+
+def _checks(session: Session, most: int, budgets: int) -> int:
+    """Checked calls per round: `most`, fewer where their outputs are large."""
+    return max(1, min(most, budgets * CHECKED_BYTES // max(output_bytes(session), 1)))
 
 
 def _measure(session: Session, names: list[str], calls: int, verdict: Verdict,
