@@ -3,6 +3,9 @@ stretch still takes the tolerance test, NaNs and signed zeros as before."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -42,3 +45,42 @@ def test_nans_match_nans_only_and_signed_zeros_match() -> None:
     assert compare(ref, cand, 0.0, 0.0) == []
     cand[3000] = float("nan")
     assert "1 of 10000" in compare(ref, cand, 1e-3, 1e-3)[0]
+
+
+def test_stretches_tested_against_the_tolerance_in_parts_lose_no_element(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tensors, "_TOL_CHUNK", 300)  # parts ending inside and at a chunk's end
+    ref, cand = _pair()
+    for i in (299, 300, 999, 1000, 2500):
+        cand[i] += 1.0
+    found = compare(ref, cand, 1e-5, 1e-5)
+    assert found[0].startswith("out: 5 of 10000 elements differ")
+    assert [line.split(":")[0].strip() for line in found[1:]] == [
+        "at (299,)", "at (300,)", "at (999,)", "at (1000,)", "at (2500,)"]
+
+
+def _peak_rss_gib(work: Callable[[], object]) -> float:
+    """The most this process held while `work` ran, above what it held before (Linux)."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # the high-water mark restarts from the current size
+    before = _status_kib("VmRSS")
+    work()
+    return (_status_kib("VmHWM") - before) / 2**20
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc")
+def test_a_wrong_multi_gb_output_is_compared_without_temporaries_of_its_size(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tolerance test and the worst difference make about a dozen temporaries of what
+    they test; on the chunks of a 6 GiB output they took 2 GiB more in the comparing
+    process, beside the device's three processes' copies of it."""
+    monkeypatch.setattr(tensors, "_CHUNK", 1 << 26)
+    ref = torch.randn(1 << 26, generator=torch.Generator().manual_seed(0))  # 256 MiB
+    cand = ref + 1e-3
+    gib = 256 / 1024
+    assert _peak_rss_gib(lambda: compare(ref, cand, 1e-5, 1e-5)) < 4 * gib  # 6.2 times before
