@@ -44,8 +44,10 @@ def get_init_inputs():
 def test_judge_holds_three_copies_of_a_large_input_per_process(tmp_path: Path) -> None:
     """A 2 GiB input and output: at its peak each of the three processes holds the inputs,
     a call's output and the copy that binds it, and no more (the timed checks compare one
-    call at a time; the reference's noise call waits for the compared copy to go). Before,
-    twelve to fifteen times the input: KernelBench's 6 GiB inputs filled an 80 GiB GPU."""
+    call at a time; the reference's noise call waits for the compared copy to go; the
+    comparison's temporaries stay small): 19.1 GiB on an H100 on 2026-12-06, 20.3 with the
+    whole-chunk comparison. Before that, three checked calls a round kept their copies to
+    the round's end: six outputs' worth in the baseline and the candidate each."""
     (tmp_path / "model.py").write_text(LARGE_TASK)
     (tmp_path / "model_new.py").write_text(LARGE_TASK.replace("class Model(", "class ModelNew("))
     verdict = check(tmp_path / "model.py", tmp_path / "model_new.py",
@@ -53,7 +55,7 @@ def test_judge_holds_three_copies_of_a_large_input_per_process(tmp_path: Path) -
     assert verdict.status is Status.OK, verdict.error or verdict.violations
     input_gib = 2.0
     assert verdict.device_memory_gib is not None
-    assert 3 * input_gib <= verdict.device_memory_gib <= 3 * 3 * input_gib + 1.5, \
+    assert 3 * input_gib <= verdict.device_memory_gib <= 3 * 3 * input_gib + 2.0, \
         verdict.device_memory_gib
 
 
