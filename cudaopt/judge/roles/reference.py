@@ -24,7 +24,14 @@ from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.timing.burst import Burst, fastest_mode
 from cudaopt.judge.workers import ipc
 from cudaopt.judge.workers.devlock import gpu_turn
-from cudaopt.judge.workers.tensors import compare, describe, draw_inputs, flatten, unflatten
+from cudaopt.judge.workers.tensors import (
+    compare,
+    describe,
+    draw_inputs,
+    finite,
+    flatten,
+    unflatten,
+)
 from cudaopt.judge.workers.transfer import manifest_digest, read_outputs
 from cudaopt.judge.workers.weights import save_state
 
@@ -199,7 +206,7 @@ class ReferenceWorker:
         assert last is not None  # `Bench.go` copied the outputs, or said why not in `found`
         reply = {"ms": dev_ms, "host_ms": host_ms, "leaves": describe(last),
                  "digest": bench.last_digest}
-        if cmd.get("tolerant") and not _finite(last[1]):
+        if cmd.get("tolerant") and not finite(last[1]):
             bench.last = None
             reply["skip"] = "the task's Model returned non-finite values on it"
         return reply
@@ -290,10 +297,3 @@ class ReferenceWorker:
     def signal_findings(self, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"findings": self.signal.findings(cmd["rtol"], cmd.get("scale", True))}
 
-
-def _finite(leaves: list[Any]) -> bool:
-    """By chunks: `isfinite` of a whole multi-GB output made temporaries of up to 1.75
-    times its size (a 1 GiB float32 output on CPU, 2026-12-06)."""
-    return all(bool(torch.isfinite(part).all()) for _, t in leaves
-               if t.is_floating_point() or t.is_complex()
-               for part in t.reshape(-1).split(1 << 23))

@@ -11,18 +11,9 @@ import torch
 import torch.nn as nn
 
 import cuda_extension
-from inprocess import wrap
+from inprocess import garbled_memory_figures
 
-
-def _garbled(handler):
-    def step(cmd):
-        reply = handler(cmd)
-        reply["memory_gib"] = ["lots", {"held": None}, -1, float("nan")]
-        return reply
-    return step
-
-
-wrap(("finish", "burst_end"), _garbled)
+garbled_memory_figures()
 
 
 class ModelNew(nn.Module):

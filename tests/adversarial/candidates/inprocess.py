@@ -39,6 +39,17 @@ def scaled_clocks(factor):
     wrap(("go", "burst_go"), make)
 
 
+def garbled_memory_figures():
+    """Every `finish` and `burst_end` reply says it holds memory of the wrong shape and type."""
+    def make(handler):
+        def step(cmd):
+            reply = handler(cmd)
+            reply["memory_gib"] = ["lots", {"held": None}, -1, float("nan")]
+            return reply
+        return step
+    wrap(("finish", "burst_end"), make)
+
+
 def without_violations_or_copies():
     """Every reply loses its violations; `dump` hands over no copy of any output."""
     def make(handler):
