@@ -20,6 +20,7 @@ count, then:
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import signal
@@ -46,6 +47,8 @@ CUDA_SUITE = [
 ]
 #: The judgement's phases (the verdict's `phases_s`); build also counts the build ahead.
 PHASES = ("lock", "build", "load", "verify", "baselines", "timing", "warm", "streams")
+#: The phases that hold the device: their parts are printed too (mean ms per evaluation).
+DEVICE_PHASES = ("verify", "timing", "warm", "streams")
 CPU_SUITE = [
     (ROOT / "examples" / "fused_swish_cpu", {}),
     (ROOT / "examples" / "fused_swish_cpu", {"batch_size": 32}),
@@ -102,20 +105,23 @@ class Served:
 
 
 def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: int,
-                   slots: int) -> dict:
+                   slots: int, save: Path | None) -> dict:
     progress(f"warm-up: {len(suite)} distinct candidates (cold builds, baselines)")
     t0 = time.perf_counter()
     check_answers(client.verify(suite))
     warmup_s = time.perf_counter() - t0
     progress(f"{slots} slot(s): warm-up of {len(suite)} candidates took {warmup_s:.1f} s")
     totals = dict(evals=0, wall_s=0.0, queue=0.0, infra=0, warmup_s=warmup_s,
-                  **{p: 0.0 for p in PHASES})
+                  parts={}, **{p: 0.0 for p in PHASES})
     started = time.perf_counter()
     for number in range(batches):
         items = [suite[i % len(suite)] for i in range(batch)]
         t0 = time.perf_counter()
         results = client.verify(items)
         check_answers(results)
+        if save:
+            with save.open("a") as out:
+                out.writelines(json.dumps({"slots": slots, **r}) + "\n" for r in results)
         totals["wall_s"] += time.perf_counter() - t0
         for r in results:
             v = r["verdict"] or {}
@@ -125,6 +131,8 @@ def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: in
             for name, spent in (v.get("phases_s") or {}).items():
                 if name in PHASES:
                     totals[name] += spent
+                elif name.split(".")[0] in DEVICE_PHASES:
+                    totals["parts"][name] = totals["parts"].get(name, 0.0) + spent
             totals["queue"] += r.get("queue_s", 0.0)
         done = number + 1
         eta = (time.perf_counter() - started) / done * (batches - done)
@@ -174,6 +182,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--batches", type=int, default=1, help="measured batches per run")
     parser.add_argument("--steps", type=int, default=200, help="/step calls for latency")
+    parser.add_argument("--save", type=Path, default=None, help="append each measured "
+                        "answer (verdict included) to this JSON-lines file")
     parser.add_argument("--sandbox", default=None, help="default: auto when bwrap is "
                         "installed, else none")
     args = parser.parse_args()
@@ -187,11 +197,14 @@ def main() -> None:
         served = Served(root, args.device, slots, sandbox)
         try:
             rows.append((slots, measure_verify(served.client, suite, args.batch,
-                                               args.batches, slots)))
+                                               args.batches, slots, args.save)))
             t = rows[-1][1]  # as it finishes: a run cut short by a time limit still reports it
             progress(f"{slots} slot(s): {t['evals']} evals in {t['wall_s']:.1f} s, "
                      f"{t['per_slot_min']:.1f} per slot-minute; seconds summed: " + ", ".join(
                          f"{p} {t[p]:.1f}" for p in (*PHASES, "queue")))
+            progress(f"{slots} slot(s): device phases' parts, mean ms per evaluation: " + ", ".join(
+                f"{name} {spent / max(t['evals'], 1) * 1e3:.0f}"
+                for name, spent in sorted(t["parts"].items(), key=lambda kv: -kv[1])[:14]))
             if steps is None:
                 steps = measure_steps(served.client, suite[0]["task"], args.steps)
         finally:

@@ -15,8 +15,9 @@ def _one(t: torch.Tensor) -> str:
     return digest({"tensor": "out"}, {"out": t})
 
 
-# a few words (hashed as they are), a tree alone, and the chain with a tail of one word
-@pytest.mark.parametrize("numel", [3, 4096, 300_001, (1 << 20) + 3])
+# a few words (hashed as they are), a tree alone (an odd value out at one of its levels), and
+# the chain with a tail of one word
+@pytest.mark.parametrize("numel", [3, 4096, 300_001, (1 << 24) + 3])
 def test_any_change_of_one_element_or_of_the_order_changes_the_digest(numel: int) -> None:
     x = torch.randn(numel)
     assert _one(x) == _one(x.clone())
@@ -52,7 +53,7 @@ def test_a_device_tensor_digests_as_its_host_copy(kernel: bool,
         pytest.skip("no CUDA device")
     if kernel:
         monkeypatch.setattr(digest_module, "KERNEL_MIN_WORDS", 0)
-    x = torch.randn((1 << 21) + 2001, device="cuda")
+    x = torch.randn((1 << 24) + 2001, device="cuda")  # over the tree's limit: the chain
     assert _one(x) == _one(x.cpu())
     if kernel:
         from cudaopt.judge.workers import digest_kernel  # imports Triton

@@ -111,3 +111,20 @@ def test_noise_matters_only_where_it_could_change_the_reward() -> None:
     assert noise.reasons(far, ["eager"], 0.05) == []  # 30x give or take 15% is faster
     steady = _rounds([1.0, 1.01, 0.99, 1.0, 1.01, 0.99], [1.0] * 6)
     assert noise.reasons(steady, ["eager"], 0.05) == []
+
+
+def test_rounds_stop_once_no_more_of_them_could_move_the_lower_quartile_across_the_line(
+) -> None:
+    """The reward reads the lower quartile of the per-round speedups: rounds stop when it is
+    above the 1 + margin line, or when the rounds show it is below with 95% confidence."""
+    scatter = [1.0, 1.12, 0.88, 1.06, 0.94, 1.1, 0.9, 1.04, 0.96, 1.0, 1.08, 0.92]
+    identity = _rounds(scatter, [1.0] * 12)  # ±10%: never narrows to a 2% spread
+    assert not noise.settled(identity[:5], ["eager"], 0.05)  # the 4th of 5 is above 1.05
+    assert noise.settled(identity, ["eager"], 0.05)  # the 7th of 12 is below it
+    near = _rounds([x * 1.05 for x in scatter], [1.0] * 12)  # around the line itself
+    assert not noise.settled(near, ["eager"], 0.05)
+    faster = _rounds([x * 1.3 for x in scatter[:5]], [1.0] * 5)
+    assert noise.settled(faster, ["eager"], 0.05)
+    # each contestant must be settled: the candidate near the line against torch.compile
+    both = [{**a, "compile": b["eager"]} for a, b in zip(identity, near, strict=True)]
+    assert not noise.settled(both, ["eager", "compile"], 0.05)

@@ -14,12 +14,13 @@ which leaves a candidate freedom in the low bits of every element: a sum of per-
 terms (any linear or additive digest) could be steered to a committed value by choosing
 those bits, so words are folded by a mixing function that is not symmetric in its
 arguments (the order of words counts), in two independent 64-bit lanes (matching a 128-bit
-state by meeting in the middle costs about 2^64 work): first down each column of the chunk
-seen as `_ROWS` rows (a chain, one word at a time), then pairwise up a tree, until a few
-thousand values are left, which SHA-256 takes from there. The chain reads each word once,
-so on a GPU one kernel (`digest_kernel`) does it at the speed of memory; elsewhere, and
-for outputs too small to repay that kernel's build, the same folds are whole-tensor
-integer operations. Either way the value is the same on any device.
+state by meeting in the middle costs about 2^64 work): first, in a chunk larger than
+`TREE_MAX_WORDS`, down each column of the chunk seen as `_ROWS` rows (a chain, one word at
+a time), then pairwise up a tree, until a few thousand values are left, which SHA-256
+takes from there. The chain reads each word once, so on a GPU one kernel (`digest_kernel`)
+does it at the speed of memory; elsewhere, and for outputs too small to repay that
+kernel's build, the same folds are whole-tensor integer operations. Either way the value
+is the same on any device.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ _TOP = 4096  # values of a lane left to SHA-256
 #: Tensors smaller than this (2 GiB) fold through tensor operations on a GPU too: the
 #: kernel's first build in a process (about a second) would cost more than it saves
 KERNEL_MIN_WORDS = 1 << 28
+#: Tensors up to this (64 MiB) fold up the tree alone: on a GPU each operation is a launch,
+#: and a 16 MiB output took 63 rows of the chain (over 300 launches, about 2 ms of host time
+#: on every call of a small task) where the tree takes 9 levels (45). The tree's first level
+#: holds about three times its input in temporaries, which above this the chain avoids.
+TREE_MAX_WORDS = 1 << 23
 _T = torch.Tensor
 _view, _reshape, _contiguous, _cpu, _numpy = (_T.view, _T.reshape, _T.contiguous, _T.cpu,
                                               _T.numpy)
@@ -79,9 +85,9 @@ def _mix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def _fold(words: torch.Tensor, kernel: bool) -> torch.Tensor:
     """One chunk in both lanes, down to at most `_TOP` values each: chained down the columns
-    of `_ROWS` rows where that leaves more than `_TOP` columns, then up the tree."""
+    of `_ROWS` rows where the chunk is over `TREE_MAX_WORDS`, then up the tree."""
     columns = words.numel() // _ROWS
-    if columns <= _TOP:
+    if words.numel() <= TREE_MAX_WORDS:
         return _tree(words)
     grid = _view(words[:columns * _ROWS], (_ROWS, columns))
     level = _chained(grid, kernel)
