@@ -12,7 +12,8 @@ count, then:
   baselines traced); the measured batches then hit warm builds, as an RL run does after its
   first step. Evaluations per GPU-minute = candidates judged / (wall minutes x slots).
   Where the time goes, summed over candidates: build (ahead of time on the CPU pool, plus
-  what the slot rebuilt), verify, timing (profile), and queue (waiting for a slot).
+  what the slot rebuilt), verify, timing (profile), and queue (waiting for a slot); the
+  parts of the phases that hold the device, per evaluation. `--save` keeps every answer.
 - `/step` latency for tools that never judge (`read`, `write`): p50 and p99 over `--steps`;
   a step that reaches the step limit waits for the run's end and counts apart (`end`).
 """

@@ -30,6 +30,22 @@ def test_any_change_of_one_element_or_of_the_order_changes_the_digest(numel: int
     assert _one(swapped) != _one(x)
 
 
+@pytest.mark.parametrize("words", [4097, 4159, 8191, 8192, 8193, 12_345, 200_003])
+def test_a_cpu_folds_the_tree_block_by_block_to_the_same_value(
+        words: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 64 words here (of 2^18 in use): the odd words at each level, a last block
+    longer than the others, and levels past the blocks' own all end where the whole tree
+    does."""
+    x = torch.randint(-(2**62), 2**62, (words,), dtype=torch.int64)
+    whole = _one(x)
+    monkeypatch.setattr(digest_module, "_BLOCK_WORDS", 64)
+    assert _one(x) == whole
+    monkeypatch.setattr(digest_module, "_TOP", 16)  # more levels than a block has
+    blocked = _one(x)
+    monkeypatch.setattr(digest_module, "_BLOCK_WORDS", 1 << 40)
+    assert _one(x) == blocked
+
+
 def test_the_structure_dtype_and_shape_count_too() -> None:
     x = torch.randn(4, 6)
     assert _one(x) != _one(x.reshape(6, 4))
