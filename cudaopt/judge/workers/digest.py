@@ -162,10 +162,9 @@ def _first_levels(words: torch.Tensor) -> torch.Tensor:
         depth += 1
     if n < 2 * block or depth == 0:
         return words
-    cuts = [*range(0, n - block + 1, block)][:-1] + [n // block * block - block]
-    ends = cuts[1:] + [n]
+    starts = list(range(0, n // block * block, block))  # the last block runs to the end
     parts = []
-    for start, end in zip(cuts, ends, strict=True):
+    for start, end in zip(starts, [*starts[1:], n], strict=True):
         level = words[..., start:end]
         for _ in range(depth):
             level = _level(level)
