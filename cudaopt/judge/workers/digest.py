@@ -87,9 +87,9 @@ def _mix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _fold(words: torch.Tensor, kernel: bool) -> torch.Tensor:
     """One chunk in both lanes, down to at most `_TOP` values each: chained down the columns
     of `_ROWS` rows where the chunk is over `TREE_MAX_WORDS`, then up the tree."""
-    columns = words.numel() // _ROWS
     if words.numel() <= TREE_MAX_WORDS:
         return _tree(words)
+    columns = words.numel() // _ROWS
     grid = _view(words[:columns * _ROWS], (_ROWS, columns))
     level = _chained(grid, kernel)
     tail = words[columns * _ROWS:]  # fewer than `_ROWS` words: into the last columns
