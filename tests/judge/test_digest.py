@@ -3,9 +3,12 @@ their order, dtypes, shapes and structure (see `digest`)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
+from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.workers import digest as digest_module
 from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import fingerprint
@@ -88,3 +91,21 @@ def test_an_input_fingerprint_moves_with_any_change_of_one_byte(start: int) -> N
     assert fingerprint([view.clone()]) == before
     view[50_001] ^= 1  # a byte no strided sample reads
     assert fingerprint([view]) != before
+
+
+@pytest.mark.parametrize("refill", [False, True])
+def test_a_call_that_writes_its_input_is_named_by_the_next_prep(refill: bool) -> None:
+    """The last call's inputs are fingerprinted before the next draw refills them in place
+    (`Bench.prep`, both prints read back at once), so a write shows however they go on."""
+    task = SimpleNamespace(get_inputs=lambda: [torch.randn(64, 33), 5, torch.randn(7)[1:]])
+    bench = Bench(task, torch.device("cpu"))
+    assert bench.prep(1, False, None) == []
+    bench.go(lambda a, n, b: a.sum() + b.sum())
+    assert bench.prep(2, refill, "kept") == []
+    assert "kept" in bench.kept
+    written = bench.inputs[2]
+    bench.go(lambda a, n, b: b.mul_(2))
+    assert bench.prep(3, refill, None) == ["candidate modified input 2 in place"]
+    assert (bench.inputs[2] is written) == refill  # refilled: the same tensor, new values
+    bench.go(lambda a, n, b: a.add_(1))
+    assert bench.settle(None) == ["candidate modified input 0 in place"]

@@ -28,7 +28,7 @@ from cudaopt.judge.checks.variants import derive
 from cudaopt.judge.timing import l2
 from cudaopt.judge.timing.timer import CallTimer
 from cudaopt.judge.workers.digest import digest
-from cudaopt.judge.workers.tensors import Snapshot, draw_inputs, fingerprint, snapshot
+from cudaopt.judge.workers.tensors import PendingPrints, Place, Snapshot, draw_inputs, snapshot
 
 _copy = torch.Tensor.copy_
 
@@ -52,10 +52,13 @@ class Bench:
 
     def prep(self, seed: int, refill: bool, keep: str | None,
              variant: dict[str, Any] | None = None) -> list[str]:
-        """`variant`: the drawn inputs restructured (see `variants`), for verification."""
-        found = self.settle(keep)
+        """`variant`: the drawn inputs restructured (see `variants`), for verification. The
+        last call's inputs are fingerprinted before they are refilled or dropped, the fresh
+        ones after, and both prints come back to the host together."""
+        pending = PendingPrints()
+        before = self._keep_last(keep, pending)
         if not refill:  # the last call's inputs are not reused: free them before drawing
-            self.inputs, self.prints = [], []
+            self.inputs = []
         fresh = draw_inputs(self.task, seed, self.device)
         if variant:
             fresh = derive(fresh, variant, lambda s: draw_inputs(self.task, s, self.device))
@@ -66,7 +69,9 @@ class Bench:
             fresh = [old if isinstance(old, torch.Tensor) else new
                      for old, new in zip(self.inputs, fresh, strict=True)]
         self.inputs = fresh
-        self.prints = fingerprint(fresh)
+        now, prints = pending.read(before, pending.add(fresh))
+        found = self._changed(now)
+        self.prints = prints
         if self.timer.cuda:
             set_aside = l2.reset_persisting()
             if set_aside and set_aside != self.l2_expected:
@@ -77,14 +82,23 @@ class Bench:
 
     def settle(self, keep: str | None) -> list[str]:
         """Keep (under `keep`) or drop the last call's outputs; check its inputs are intact."""
+        pending = PendingPrints()
+        now, = pending.read(self._keep_last(keep, pending))
+        found = self._changed(now)
+        self.prints = now
+        return found
+
+    def _keep_last(self, keep: str | None, pending: PendingPrints) -> list[Place]:
+        """The last call's outputs kept under `keep`, or dropped; its inputs' prints asked."""
         if keep and self.last is not None:
             self.kept[keep] = self.last
         self.last = None
-        now = fingerprint(self.inputs)
-        found = [f"candidate modified input {i} in place" for i, (a, b)
-                 in enumerate(zip(now, self.prints, strict=True)) if a != b]
-        self.prints = now
-        return found
+        return pending.add(self.inputs)
+
+    def _changed(self, now: list[Any]) -> list[str]:
+        """The inputs whose prints differ from those taken before the last call."""
+        return [f"candidate modified input {i} in place" for i, (a, b)
+                in enumerate(zip(now, self.prints, strict=True)) if a != b]
 
     def memory_gib(self) -> list[float] | None:
         """Device memory of this process: in live tensors, held now, and the most it ever

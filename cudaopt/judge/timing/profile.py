@@ -35,6 +35,15 @@ from cudaopt.judge.workers.session import Session
 
 GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
 CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (see `rounds` for their copies)
+#: A contestant's single calls per round at most. Below a millisecond a call's two requests
+#: cost far more than the call (an H100, a 0.08 ms call: 0.55 ms to prepare, 0.8 ms to make,
+#: copy and digest it, 0.13 ms each way through the pipes, 2026-12-06), so each call a round
+#: holds is paid about 20 times over; at 50 calls a small task's five rounds took 1.1 s of a
+#: reward-service judgement's 2.1 s of device time. A round's median of about 18 timed
+#: calls still holds its place: the reward service's suite earned the same rewards and as
+#: few noisy verdicts (2 of 16) at 20 calls as at 50. The warm phase's bursts keep theirs:
+#: a burst's length is what makes a forged clock stand out there (`warm_figures`).
+ROUND_CALLS = 20
 CHECKED_BYTES = 8 << 30  # outputs checked per round at most (strict: twice), but always one
                          # call: a check of a multi-GB output draws, calls and compares anew
 
@@ -108,7 +117,7 @@ def _time(session: Session, verdict: Verdict, say: Callable[[str], None],
         return
     slowest_ms = max(statistics.median(warm[n]) for n in [*names, "candidate"])
     wall_ms = (time.perf_counter() - started) * 1e3 / (3 * (len(names) + 1))
-    calls = calls_per_round(slowest_ms, wall_ms)
+    calls = calls_per_round(slowest_ms, wall_ms, most=ROUND_CALLS)
     _timed(session, names, calls, verdict, say, _checks(session, CHECKS, 1), GUARD_SHARE)
     top = max(verdict.speedup_vs_eager or 0, verdict.speedup_vs_compile or 0)
     if top > options.ceiling and not verdict.violations:

@@ -82,15 +82,18 @@ def summarize(samples_ms: list[float], host_ms: list[float] | None = None) -> Ti
 
 
 def calls_per_round(single_call_ms: float, wall_per_call_ms: float = 0.0,
-                    target_round_ms: float = 40.0, round_wall_ms: float = 150.0) -> int:
+                    target_round_ms: float = 40.0, round_wall_ms: float = 150.0,
+                    most: int = 50) -> int:
     """Enough calls that a round's timed calls outlast timer noise, few enough that rounds
     interleave, and, where each call's own preparation dwarfs it (fresh multi-GB inputs
     drawn, fingerprinted, copied and digested), few enough that a round's wall time stays
     near `round_wall_ms`: more rounds, not longer ones, are what narrow the spread, and a
     round that reaches the spread in five rounds is not made longer for it. KernelBench's
     19_ReLU (4.3 ms calls, about 30 ms of wall time each) took 9 calls a contestant per
-    round at 400 ms (`timing` 3.1-3.5 s on an H100), 5 at 150 ms."""
+    round at 400 ms (`timing` 3.1-3.5 s on an H100), 5 at 150 ms. `most` caps it
+    for short calls: 20 binds below 2 ms a call, where a call's own requests cost more
+    than the call (`profile.ROUND_CALLS`)."""
     calls = target_round_ms / max(single_call_ms, 1e-3)
     if wall_per_call_ms > 0:
         calls = min(calls, round_wall_ms / wall_per_call_ms)
-    return int(min(50, max(3, calls)))
+    return int(min(most, max(3, calls)))
