@@ -109,3 +109,31 @@ def test_a_call_that_writes_its_input_is_named_by_the_next_prep(refill: bool) ->
     assert (bench.inputs[2] is written) == refill  # refilled: the same tensor, new values
     bench.go(lambda a, n, b: a.add_(1))
     assert bench.settle(None) == ["candidate modified input 0 in place"]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_burst_digested_together_gives_each_call_its_own_digest(
+        device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`digests` folds the outputs of a burst as stacks: each value must be the one `digest`
+    gives the call alone on the host (the reference re-digests one copy at a time), through
+    runs broken by another structure, an uneven or oversized output and the stack's byte
+    limit."""
+    monkeypatch.setattr(digest_module, "BATCH_BYTES", 3 * 4 * 20_002)  # three such a run
+    torch.manual_seed(0)
+    pair = {"tuple": [{"tensor": "out.0"}, {"tensor": "out.1"}]}
+    calls = []
+    for shape in [(20_002,)] * 5 + [(8,), (8,), (0,), (3, 4097)] + [(20_002,)] * 2:
+        calls.append(({"tensor": "out"}, {"out": torch.randn(shape)}))
+    calls.insert(3, (pair, {"out.0": torch.randn(9_000), "out.1": torch.randint(
+        0, 9, (4_096, 2), dtype=torch.int64)}))
+    calls.insert(5, ({"tensor": "out"}, {"out": torch.randn(20_003)}))  # a word and a half
+    monkeypatch.setattr(digest_module, "TREE_MAX_WORDS", 10_001)
+    calls.append(({"tensor": "out"}, {"out": torch.randn(20_004)}))  # down the chain
+    alone = [digest(*call) for call in calls]
+    on_device = [(skeleton, {path: t.to(device) for path, t in tensors.items()})
+                 for skeleton, tensors in calls]
+    assert digest_module.digests(on_device) == alone
+    assert len(set(alone)) == len(alone)
+    runs = digest_module._stackable(on_device)
+    assert [run for run in runs if run[1] - run[0] > 1] == [(0, 3), (7, 9), (11, 13)]
+    assert len(runs) == 10

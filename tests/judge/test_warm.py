@@ -20,6 +20,7 @@ from cudaopt.judge.insight.ncu import unavailable
 from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.timing.burst import Burst
 from cudaopt.judge.timing.profile import ROUND_CALLS
+from cudaopt.judge.timing.timer import calls_per_round
 from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.judge.workers.tensors import draw_inputs
 
@@ -61,13 +62,15 @@ def test_per_operator_breakdown_adds_up_within_the_stated_gap(profiled) -> None:
 def test_short_calls_fill_a_round_only_up_to_its_cap_and_a_warm_burst_beyond_it(
         profiled) -> None:
     """A call far under a millisecond costs its worker's requests far more than itself, so a
-    timed round holds at most `ROUND_CALLS` of a contestant's; a warm burst keeps more (its
-    length is what shows a forged clock)."""
+    timed round holds at most `ROUND_CALLS` of a contestant's; a warm burst keeps its own
+    cap (its length is what shows a forged clock)."""
     data = profiled[0]
+    timings = ("eager_timing", "compile_timing", "candidate_timing")
     assert data["timing_rounds"] >= 5
-    for timing in ("eager_timing", "compile_timing", "candidate_timing"):
+    for timing in timings:
         assert data[timing]["samples"] <= data["timing_rounds"] * ROUND_CALLS, timing
-    assert data["warm"]["calls"] > ROUND_CALLS
+    assert data["warm"]["calls"] == calls_per_round(max(data[t]["median_ms"] for t in timings))
+    assert calls_per_round(0.01) == 50 and calls_per_round(0.01, 1.0, most=ROUND_CALLS) == 20
 
 
 def test_the_profiled_round_and_the_verification_steps_are_booked_apart(profiled) -> None:

@@ -26,7 +26,7 @@ from torch.autograd.profiler import profile as _autograd_profile
 
 from cudaopt.judge.checks.launches import own_kernels
 from cudaopt.judge.timing.bench import Bench
-from cudaopt.judge.workers.digest import digest
+from cudaopt.judge.workers.digest import digests
 from cudaopt.judge.workers.tensors import draw_inputs, snapshot
 
 _perf = time.perf_counter
@@ -155,17 +155,20 @@ class Burst:
 
     def _keep(self, outs: list[Any]) -> tuple[list[str], dict[str, str]]:
         """Copy each call's outputs and bind each copy by its digest (after the burst's
-        events, before its reply: the judge's clock still runs, see `digest`)."""
-        digests: dict[str, str] = {}
+        events, before its reply: the judge's clock still runs, see `digest`), the copies
+        of a burst digested together (`digests`)."""
+        keys, copies = [], []
         for i in range(len(outs)):
             out, outs[i] = outs[i], None
             try:
                 snap = self.bench.kept[f"{KEY}{i}"] = snapshot(out)
             except TypeError as exc:
-                return [f"output not accepted: {exc}"], digests
-            digests[f"{KEY}{i}"] = digest(snap[0], dict(snap[1]))
+                return [f"output not accepted: {exc}"], {}
+            keys.append(f"{KEY}{i}")
+            copies.append((snap[0], dict(snap[1])))
+        found = dict(zip(keys, digests(copies), strict=True))
         self.bench.timer.sync()
-        return [], digests
+        return [], found
 
 
 def judge_profiler(cuda: bool) -> Any:
