@@ -96,9 +96,16 @@ def test_an_input_fingerprint_moves_with_any_change_of_one_byte(start: int) -> N
 @pytest.mark.parametrize("refill", [False, True])
 def test_a_call_that_writes_its_input_is_named_by_the_next_prep(refill: bool) -> None:
     """The last call's inputs are fingerprinted before the next draw refills them in place
-    (`Bench.prep`, both prints read back at once), so a write shows however they go on."""
-    task = SimpleNamespace(get_inputs=lambda: [torch.randn(64, 33), 5, torch.randn(7)[1:]])
-    bench = Bench(task, torch.device("cpu"))
+    (`Bench.prep`, both prints read back at once), so a write shows however they go on; a
+    draw that fails (a derived input the judge could not make) leaves the next one sound."""
+    failing = [False]
+
+    def draw() -> list[object]:
+        if failing[0]:
+            raise RuntimeError("no such input")
+        return [torch.randn(64, 33), 5, torch.randn(7)[1:]]
+
+    bench = Bench(SimpleNamespace(get_inputs=draw), torch.device("cpu"))
     assert bench.prep(1, False, None) == []
     bench.go(lambda a, n, b: a.sum() + b.sum())
     assert bench.prep(2, refill, "kept") == []
@@ -109,6 +116,11 @@ def test_a_call_that_writes_its_input_is_named_by_the_next_prep(refill: bool) ->
     assert (bench.inputs[2] is written) == refill  # refilled: the same tensor, new values
     bench.go(lambda a, n, b: a.add_(1))
     assert bench.settle(None) == ["candidate modified input 0 in place"]
+    failing[0] = True
+    with pytest.raises(RuntimeError):
+        bench.prep(4, refill, None)
+    failing[0] = False
+    assert bench.prep(5, refill, None) == []
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])

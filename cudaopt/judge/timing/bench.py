@@ -55,10 +55,10 @@ class Bench:
         """`variant`: the drawn inputs restructured (see `variants`), for verification. The
         last call's inputs are fingerprinted before they are refilled or dropped, the fresh
         ones after, and both prints come back to the host together."""
-        pending = PendingPrints()
+        pending, printed = PendingPrints(), self.prints
         before = self._keep_last(keep, pending)
         if not refill:  # the last call's inputs are not reused: free them before drawing
-            self.inputs = []
+            self.inputs, self.prints = [], []
         fresh = draw_inputs(self.task, seed, self.device)
         if variant:
             fresh = derive(fresh, variant, lambda s: draw_inputs(self.task, s, self.device))
@@ -69,9 +69,8 @@ class Bench:
             fresh = [old if isinstance(old, torch.Tensor) else new
                      for old, new in zip(self.inputs, fresh, strict=True)]
         self.inputs = fresh
-        now, prints = pending.read(before, pending.add(fresh))
-        found = self._changed(now)
-        self.prints = prints
+        now, self.prints = pending.read(before, pending.add(fresh))
+        found = _changed(now, printed)
         if self.timer.cuda:
             set_aside = l2.reset_persisting()
             if set_aside and set_aside != self.l2_expected:
@@ -84,7 +83,7 @@ class Bench:
         """Keep (under `keep`) or drop the last call's outputs; check its inputs are intact."""
         pending = PendingPrints()
         now, = pending.read(self._keep_last(keep, pending))
-        found = self._changed(now)
+        found = _changed(now, self.prints)
         self.prints = now
         return found
 
@@ -94,11 +93,6 @@ class Bench:
             self.kept[keep] = self.last
         self.last = None
         return pending.add(self.inputs)
-
-    def _changed(self, now: list[Any]) -> list[str]:
-        """The inputs whose prints differ from those taken before the last call."""
-        return [f"candidate modified input {i} in place" for i, (a, b)
-                in enumerate(zip(now, self.prints, strict=True)) if a != b]
 
     def memory_gib(self) -> list[float] | None:
         """Device memory of this process: in live tensors, held now, and the most it ever
@@ -125,6 +119,12 @@ class Bench:
         self.last_digest = digest(self.last[0], dict(self.last[1]))
         self.timer.sync()  # the copy is complete before the reply goes out
         return dev_ms, host_ms, []
+
+
+def _changed(now: list[Any], printed: list[Any]) -> list[str]:
+    """The inputs whose prints `now` differ from those `printed` before the last call."""
+    return [f"candidate modified input {i} in place" for i, (a, b)
+            in enumerate(zip(now, printed, strict=True)) if a != b]
 
 
 def same_layout(old: list[Any], new: list[Any]) -> bool:
