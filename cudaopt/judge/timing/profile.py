@@ -37,12 +37,13 @@ GUARD_SHARE = 0.1  # calls run under the operator guard (not timed)
 CHECKS, STRICT_CHECKS = 3, 8  # checked calls per round (see `rounds` for their copies)
 #: A contestant's single calls per round at most. Below a millisecond a call's two requests
 #: cost far more than the call (an H100, a 0.08 ms call: 0.55 ms to prepare, 0.8 ms to make,
-#: copy and digest it, 0.13 ms each way through the pipes, 2026-12-06), so each call a round
+#: copy and digest it, 0.13 ms a request through the pipes, 2026-12-06), so each call a round
 #: holds is paid about 20 times over; at 50 calls a small task's five rounds took 1.1 s of a
-#: reward-service judgement's 2.1 s of device time. A round's median of about 18 timed
-#: calls still holds its place: the reward service's suite earned the same rewards and as
-#: few noisy verdicts (2 of 16) at 20 calls as at 50. The warm phase's bursts keep theirs:
-#: a burst's length is what makes a forged clock stand out there (`warm_figures`).
+#: reward-service judgement's 2.1 s of device time. At 20 calls (a round's median of about
+#: 18 timed ones) the reward service's suite had 2 noisy verdicts of 16 and the same rewards
+#: as at 50 on another H100 that day; on a noisier one, 6 of 16 at 20 and 7 at 50. The warm
+#: phase's bursts keep theirs: a burst's length is what makes a forged clock stand out there
+#: (`warm_figures`).
 ROUND_CALLS = 20
 CHECKED_BYTES = 8 << 30  # outputs checked per round at most (strict: twice), but always one
                          # call: a check of a multi-GB output draws, calls and compares anew
