@@ -176,9 +176,14 @@ def _host_bytes(t: torch.Tensor) -> bytes:
     return _numpy(_cpu(_contiguous(t))).tobytes()
 
 
+def _raw(t: torch.Tensor) -> torch.Tensor:
+    """A tensor's bytes, in order, as one flat uint8 tensor."""
+    return _view(_reshape(_contiguous(t), -1), torch.uint8)
+
+
 def _update(h: Any, t: torch.Tensor) -> None:
     """Feed a tensor's bytes to `h`: through both lanes' trees where it is large."""
-    raw = _view(_reshape(_contiguous(t), -1), torch.uint8)
+    raw = _raw(t)
     whole = raw.numel() // 8 * 8
     words = _view(raw[:whole], torch.int64)
     if words.numel() <= _TOP:
@@ -205,12 +210,21 @@ def leaf_paths(skeleton: Any) -> list[str]:
 def digest(skeleton: Any, tensors: dict[str, torch.Tensor]) -> str:
     """The commitment to a call's outputs: their structure, every leaf's dtype and shape,
     and every byte."""
-    h = hashlib.sha256(json.dumps(skeleton, sort_keys=True).encode())
+    h = _started(skeleton)
     for path in leaf_paths(skeleton):
-        t = tensors[path]
-        h.update(f"\0{t.dtype}\0{tuple(t.shape)}\0".encode())
-        _update(h, t)
+        h.update(_head(tensors[path]))
+        _update(h, tensors[path])
     return h.hexdigest()
+
+
+def _started(skeleton: Any) -> Any:
+    """A digest's hash, begun with the outputs' structure."""
+    return hashlib.sha256(json.dumps(skeleton, sort_keys=True).encode())
+
+
+def _head(t: torch.Tensor) -> bytes:
+    """What a leaf's bytes are preceded by: its dtype and shape."""
+    return f"\0{t.dtype}\0{tuple(t.shape)}\0".encode()
 
 
 #: Outputs digested together at most (`digests`): the tree's temporaries are about three
@@ -231,12 +245,11 @@ def digests(calls: list[tuple[Any, dict[str, torch.Tensor]]]) -> list[str]:
             continue
         group = calls[start:end]
         skeleton = group[0][0]
-        hashes = [hashlib.sha256(json.dumps(skeleton, sort_keys=True).encode()) for _ in group]
+        begun = _started(skeleton)  # the same structure for the whole run
+        hashes = [begun.copy() for _ in group]
         for path in leaf_paths(skeleton):
-            first = group[0][1][path]
-            head = f"\0{first.dtype}\0{tuple(first.shape)}\0".encode()
-            raws = torch.stack([_view(_reshape(_contiguous(t[path]), -1), torch.uint8)
-                                for _, t in group])
+            head = _head(group[0][1][path])
+            raws = torch.stack([_raw(t[path]) for _, t in group])
             words = _view(raws, torch.int64)
             rows = raws if words.shape[-1] <= _TOP else _tree(words.unsqueeze(1))
             host = _host_bytes(rows)
