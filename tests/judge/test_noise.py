@@ -128,3 +128,46 @@ def test_rounds_stop_once_no_more_of_them_could_move_the_lower_quartile_across_t
     # each contestant must be settled: the candidate near the line against torch.compile
     both = [{**a, "compile": b["eager"]} for a, b in zip(identity, near, strict=True)]
     assert not noise.settled(both, ["eager", "compile"], 0.05)
+
+
+# Half of its calls take the task's own operators, half spin as long again beyond them: its
+# single calls scatter more than three margins and its rounds' medians flip between the two,
+# so the rounds are noisy, yet they never put it above eager.
+HALF_SLOWER = '''
+import random, time
+import torch.nn as nn
+from task import Model
+
+
+class ModelNew(Model):
+    def forward(self, x):
+        started = time.perf_counter()
+        out = super().forward(x)
+        if random.random() < 0.5:
+            end = time.perf_counter() + 0.8 * (time.perf_counter() - started)
+            while time.perf_counter() < end:
+                pass
+        return out
+'''
+
+
+def test_noise_below_the_line_is_not_measured_again(tmp_path: Path) -> None:
+    """A second measurement could not earn a candidate that the rounds already put below
+    eager a speed milestone: one measurement, marked noisy, says so."""
+    source = (ZOO / "threaded_task.py").read_text()
+    (tmp_path / "task.py").write_text(source)
+    (tmp_path / "model_new.py").write_text(HALF_SLOWER)
+    options = JudgeOptions(device="cpu", allow=["*"], compile_baseline=False, threads=1)
+    verdict = check(tmp_path / "task.py", tmp_path / "model_new.py", options)
+    assert verdict.status is Status.OK, verdict.error or verdict.violations
+    assert verdict.noisy and verdict.reward == 1, verdict.warnings
+    assert not any("contended" in w for w in verdict.warnings), verdict.warnings
+    assert any(w.startswith("noisy measurements, not re-measured") for w in verdict.warnings)
+    assert verdict.timing_rounds == options.min_rounds, verdict.warnings
+
+
+def test_out_of_reach_needs_the_speedup_over_eager_confidently_below_the_line() -> None:
+    slower = _rounds([1.0, 0.7, 1.02, 0.75, 0.9], [1.0] * 5)
+    assert noise.out_of_reach(slower, 0.05)  # 4 of 5 below 1.05
+    near = _rounds([1.0, 1.1, 1.02, 1.2, 0.9], [1.0] * 5)
+    assert not noise.out_of_reach(near, 0.05)  # the 4th of 5 is above the line

@@ -150,14 +150,18 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
               say: Callable[[str], None], checks: int,
               guard_share: float) -> tuple[list[Samples], bool]:
     """Measure; when the measurements are unreliable (see `noise`), measure once more and
-    keep the steadier of the two. Noise in both marks the verdict `noisy`. Also returns
-    whether the kept measurement ran on a contended machine."""
+    keep the steadier of the two. Noise in both marks the verdict `noisy`. Not measured
+    again where the rounds already show no speed milestone within reach and the machine was
+    not contended: scatter is in the rounds' statistics, a contended machine's bias is not,
+    and it could lean either way. Also returns whether the kept measurement ran on a
+    contended machine."""
     margin = session.options.margin
     probe = _probe(session)
     rounds = _measure(session, names, calls, verdict, say, checks, guard_share)
     contended = probe.reasons()
     found = noise.reasons(rounds, names, margin) + contended
-    if found and not verdict.violations:
+    beyond = not contended and noise.out_of_reach(rounds, margin)
+    if found and not verdict.violations and not beyond:
         say(f"unreliable measurements ({found[0]}): re-measuring")
         probe = _probe(session)
         again = _measure(session, names, calls, verdict, say, checks, guard_share)
@@ -167,7 +171,9 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
             rounds, found, contended = again, found_again, contended_again
     verdict.noisy = bool(found)
     if found:
-        verdict.warnings.append(f"noisy measurements, even when re-measured: {'; '.join(found)} "
+        how = (f"not re-measured, the speedup over eager being below {1 + margin:g}x with "
+               f"{noise.CONFIDENCE:.0%} confidence" if beyond else "even when re-measured")
+        verdict.warnings.append(f"noisy measurements, {how}: {'; '.join(found)} "
                                 "(no speed reward above 1; judge on a quieter machine)")
     return rounds, bool(contended)
 

@@ -86,7 +86,7 @@ class Verdict:
     speedup_vs_eager_low: float | None = None
     speedup_vs_compile_low: float | None = None
     remeasured: bool = False
-    noisy: bool = False  # measurements unreliable even when re-measured: no speed reward
+    noisy: bool = False  # measurements unreliable (see `noise`): no speed reward
     # how the candidate's worker was confined (`isolation`); not isolated, a speed
     # milestone needs the user's consent (`JudgeOptions.isolation`)
     isolated: bool = False
