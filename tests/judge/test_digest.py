@@ -149,3 +149,17 @@ def test_a_burst_digested_together_gives_each_call_its_own_digest(
     runs = digest_module._stackable(on_device)
     assert [run for run in runs if run[1] - run[0] > 1] == [(0, 3), (7, 9), (11, 13)]
     assert len(runs) == 10
+
+
+@pytest.mark.parametrize("words", [257, 1_001, 4_096, 4_097, 10_001])
+def test_an_output_alone_folds_its_last_levels_on_the_host_as_a_stack_does_on_its_device(
+        words: int) -> None:
+    """Alone, an output's tree stops at `_DEVICE_TOP` values a lane on its device and the
+    host folds the rest (`_host_levels`); in a burst the stack folds down to `_TOP` on the
+    device: the values must be the same, or the reference would refuse honest copies."""
+    calls = [({"tensor": "out"}, {"out": torch.randint(-2**62, 2**62, (words,))})
+             for _ in range(2)]
+    assert digest_module.digests(calls) == [digest(*call) for call in calls]
+    folded = digest_module._tree(calls[0][1]["out"])
+    assert digest_module._host_levels(calls[0][1]["out"].numpy().view("uint64")) == (
+        folded.numpy().tobytes())
