@@ -44,6 +44,7 @@ def test_a_cpu_folds_the_tree_block_by_block_to_the_same_value(
     monkeypatch.setattr(digest_module, "_BLOCK_WORDS", 64)
     assert _one(x) == whole
     monkeypatch.setattr(digest_module, "_TOP", 16)  # more levels than a block has
+    monkeypatch.setattr(digest_module, "_DEVICE_TOP", 16)  # all of them in the tree
     blocked = _one(x)
     monkeypatch.setattr(digest_module, "_BLOCK_WORDS", 1 << 40)
     assert _one(x) == blocked

@@ -142,9 +142,10 @@ def _chained_by_operations(grid: torch.Tensor) -> torch.Tensor:
     return level
 
 
-def _tree(words: torch.Tensor, top: int = _TOP) -> torch.Tensor:
-    """Pairs folded level by level down to at most `top` values per lane (an odd element
-    out at a level is folded into that level's last value)."""
+def _tree(words: torch.Tensor, top: int | None = None) -> torch.Tensor:
+    """Pairs folded level by level down to at most `top` (`_TOP`) values per lane (an odd
+    element out at a level is folded into that level's last value)."""
+    top = _TOP if top is None else top
     level = _first_levels(words, top) if words.device.type == "cpu" else words
     while level.shape[-1] > top:
         level = _level(level)
