@@ -7,6 +7,8 @@ import torch
 from cudaopt.judge import outputs_vary
 from cudaopt.judge.building.loading import host_math
 from cudaopt.judge.checks.signal import (
+    _aligned,
+    _stack,
     follows,
     follows_closely,
     perturbed,
@@ -178,3 +180,18 @@ def test_the_judges_host_math_runs_on_one_thread_on_a_gpu_and_gives_the_threads_
     assert torch.get_num_threads() == before
     with host_math(False):
         assert torch.get_num_threads() == before
+
+
+def test_positions_not_finite_on_either_side_are_dropped_and_finite_ones_all_kept() -> None:
+    """One sum tells the finite case (nothing to drop) from the rest: a NaN or an infinity
+    drops its position on both sides; finite values whose sum overflows keep theirs."""
+    ref = [torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([2.0, 3.0, 4.0, 5.0])]
+    cand = [torch.tensor([1.0, float("nan"), 3.0, 4.0]),
+            torch.tensor([2.0, 3.0, float("-inf"), 5.0])]
+    rows_r, rows_c = _aligned(ref, cand)
+    assert rows_r.tolist() == [[1.0, 4.0], [2.0, 5.0]] and rows_c.tolist() == rows_r.tolist()
+    rows_r, _ = _aligned(ref, ref)
+    assert rows_r.shape == (2, 4)
+    huge = [torch.tensor([1e308, 1e308], dtype=torch.float64)] * 2
+    assert _aligned(huge, huge)[0].shape == (2, 2)  # the sum overflows, no value is lost
+    assert _stack(huge).shape == (2, 2) and _stack(cand).shape == (2, 2)

@@ -9,6 +9,7 @@ import torch
 from cudaopt.judge.checks.signal import (
     RULE,
     SCALE_RULE,
+    all_finite,
     follows,
     follows_closely,
     positions,
@@ -31,7 +32,7 @@ def _floor(dtype: torch.dtype, rtol: float, fresh: bool) -> float:
 def _rms(values: list[torch.Tensor]) -> float:
     """RMS over every finite value of every tensor; 0.0 for none."""
     flat = torch.cat([v.reshape(-1) for v in values]) if values else torch.zeros(0)
-    flat = flat[torch.isfinite(flat)]
+    flat = flat if all_finite(flat) else flat[torch.isfinite(flat)]
     return float(flat.square().mean().sqrt()) if flat.numel() else 0.0
 
 
