@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -152,11 +153,13 @@ def _tree(words: torch.Tensor, top: int | None = None) -> torch.Tensor:
     return level
 
 
-def _level(level: torch.Tensor) -> torch.Tensor:
+def _level(level: Any, mix: Callable[[Any, Any], Any] = _mix) -> Any:
+    """One level of the tree, on a tensor with `_mix` or on the host's words with
+    `_host_mix`: the same pairs and the same rule for an odd element out."""
     n = level.shape[-1]
-    pairs = _mix(level[..., 0:n - 1:2], level[..., 1:n:2])
+    pairs = mix(level[..., 0:n - 1:2], level[..., 1:n:2])
     if n % 2:
-        pairs[..., -1:] = _mix(pairs[..., -1:], level[..., n - 1:])
+        pairs[..., -1:] = mix(pairs[..., -1:], level[..., n - 1:])
     return pairs
 
 
@@ -184,8 +187,12 @@ def _first_levels(words: torch.Tensor, top: int) -> torch.Tensor:
     return torch.cat(parts, dim=-1)
 
 
+def _host_array(t: torch.Tensor) -> np.ndarray:
+    return _numpy(_cpu(_contiguous(t)))
+
+
 def _host_bytes(t: torch.Tensor) -> bytes:
-    return _numpy(_cpu(_contiguous(t))).tobytes()
+    return _host_array(t).tobytes()
 
 
 #: `_LANES` as [2, 1] uint64 columns (multipliers) and int64 ones (shifts), for the host
@@ -206,11 +213,7 @@ def _host_levels(level: np.ndarray) -> bytes:
     """The tree's last levels (uint64 words, one lane or both) down to `_TOP` values a lane,
     as `_tree` makes them, and their bytes."""
     while level.shape[-1] > _TOP:
-        n = level.shape[-1]
-        pairs = _host_mix(level[..., 0:n - 1:2], level[..., 1:n:2])
-        if n % 2:
-            pairs[..., -1:] = _host_mix(pairs[..., -1:], level[..., n - 1:])
-        level = pairs
+        level = _level(level, _host_mix)
     return np.ascontiguousarray(level).tobytes()
 
 
@@ -230,7 +233,7 @@ def _update(h: Any, t: torch.Tensor) -> None:
     kernel = words.numel() >= KERNEL_MIN_WORDS
     for start in range(0, words.numel(), _CHUNK_WORDS):
         folded = _fold(words[start:start + _CHUNK_WORDS], kernel, _DEVICE_TOP)
-        h.update(_host_levels(_numpy(_cpu(_contiguous(folded))).view(np.uint64)))
+        h.update(_host_levels(_host_array(folded).view(np.uint64)))
     h.update(_host_bytes(raw[whole:]))
 
 
