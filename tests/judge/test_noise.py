@@ -158,12 +158,16 @@ def test_noise_below_the_line_is_not_measured_again(tmp_path: Path) -> None:
     (tmp_path / "task.py").write_text(source)
     (tmp_path / "model_new.py").write_text(HALF_SLOWER)
     options = JudgeOptions(device="cpu", allow=["*"], compile_baseline=False, threads=1)
-    verdict = check(tmp_path / "task.py", tmp_path / "model_new.py", options)
+    said: list[str] = []
+    verdict = check(tmp_path / "task.py", tmp_path / "model_new.py", options, said.append)
     assert verdict.status is Status.OK, verdict.error or verdict.violations
     assert verdict.noisy and verdict.reward == 1, verdict.warnings
     assert not any("contended" in w for w in verdict.warnings), verdict.warnings
     assert any(w.startswith("noisy measurements, not re-measured") for w in verdict.warnings)
-    assert verdict.timing_rounds == options.min_rounds, verdict.warnings
+    # One measurement: it stops at the first round from `min_rounds` on that settles the
+    # reward, which on a loaded machine may be a round or two later than the fifth.
+    assert not any("unreliable measurements" in m for m in said), said
+    assert [m.split(" (")[0] for m in said].count("timing: round 1") == 1, said
 
 
 def test_out_of_reach_needs_the_speedup_over_eager_confidently_below_the_line() -> None:
