@@ -1,7 +1,7 @@
 """Identity candidates: each task's own `Model`, renamed `ModelNew`, judged like any kernel.
 
     python benchmarks/identity.py TASK_DIR... [--device cuda|cpu] [--no-compile]
-                                  [--time-budget S] [--json OUT]
+                                  [--time-budget S] [--pool] [--json OUT]
     python benchmarks/identity.py            # the project's own tasks (see DEFAULT_DIRS)
 
 The same code must time the same on both sides: every identity ratio (eager time over the
@@ -12,7 +12,9 @@ a failure means the judge refuses correct code. Task files are found recursively
 a folder of `model.py` files). Prints one line per task as it goes, then the false
 failures and the distribution of ratios. Each line also says what the judge's own clock
 around the back-to-back bursts added to the candidate's warm figure (`warm.judge_clock`):
-an identity candidate should be charged nothing beyond its noise.
+an identity candidate should be charged nothing beyond its noise. `--pool` judges every
+task in one warm pool, as a bench slot, the reward service or an agent run does: its next
+candidate process starts while the current judgement runs.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cudaopt.judge import JudgeOptions, Status, Verdict, check  # noqa: E402
+from cudaopt.judge import JudgeOptions, JudgePool, Status, Verdict, check, worker_env  # noqa: E402
 
 DEFAULT_DIRS = [ROOT / "benchmarks" / "identity_tasks", ROOT / "benchmarks" / "kernelbench",
                 ROOT / "examples"]
@@ -72,13 +74,13 @@ def warm_identity_ratio(verdict: Verdict) -> float | None:
     return float(warm) if isinstance(warm, (int, float)) else None
 
 
-def judge_all(tasks: list[tuple[str, Path]],
-              options: JudgeOptions) -> list[dict[str, object]]:
+def judge_all(tasks: list[tuple[str, Path]], options: JudgeOptions,
+              pool: JudgePool | None = None) -> list[dict[str, object]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="identity-") as scratch:
         for number, (label, task) in enumerate(tasks, 1):
             start = time.perf_counter()
-            verdict = check(task, identity_of(task, Path(scratch)), options)
+            verdict = check(task, identity_of(task, Path(scratch)), options, pool=pool)
             row = {"task": label, "status": verdict.status.value,
                    "cold": cold_ratio(verdict), "warm": warm_identity_ratio(verdict),
                    "eager_ms": verdict.eager.median_ms if verdict.eager else None,
@@ -145,6 +147,8 @@ def main() -> None:
     parser.add_argument("--no-compile", action="store_true",
                         help="skip the torch.compile baseline (the ratio is against eager)")
     parser.add_argument("--time-budget", type=float, default=10.0)
+    parser.add_argument("--pool", action="store_true",
+                        help="judge every task in one warm pool")
     parser.add_argument("--json", type=Path, help="write the rows here")
     args = parser.parse_args()
     tasks = find_tasks([d for d in args.dirs if d.exists()])
@@ -152,7 +156,12 @@ def main() -> None:
         sys.exit(f"no KernelBench-format task files under {', '.join(map(str, args.dirs))}")
     options = JudgeOptions(device=args.device, allow=["*"], time_budget_s=args.time_budget,
                            compile_baseline=not args.no_compile)
-    rows = judge_all(tasks, options)
+    pool = JudgePool(worker_env(options)) if args.pool else None
+    try:
+        rows = judge_all(tasks, options, pool)
+    finally:
+        if pool is not None:
+            pool.close()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     sys.exit(1 if report(rows) else 0)

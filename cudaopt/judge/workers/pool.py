@@ -32,6 +32,7 @@ from cudaopt.judge.workers.lending import (
     lease_key,
     untouched,
 )
+from cudaopt.judge.workers.quiet import stopped
 from cudaopt.judge.workers.scratch import scratch_root
 
 
@@ -100,6 +101,13 @@ class JudgePool:
         worker = self._spare if self._spare and self._spare.alive else self._new_candidate()
         self._spare = self._new_candidate() if self.keep_warm else None
         return worker
+
+    def quiet(self, device: str) -> AbstractContextManager:
+        """Around a judgement's timing: on a CPU, the processes this pool started ahead are
+        stopped, since there they would take cores from the timed calls (see `quiet`)."""
+        ahead = [self._spare, self._fresh_baseline, *self._fresh]
+        pids = [w.proc.pid for w in ahead if w is not None and w.alive]
+        return stopped(pids) if device == "cpu" else nullcontext()
 
     def _turn_lock(self) -> DeviceLock:
         """The GPU's host-wide lock, which GPU steps outside the judgement's turn take."""

@@ -1,0 +1,74 @@
+"""The judge's own processes started ahead of need, stopped while a CPU judgement times.
+
+A warm pool starts the next candidate process (and, ahead of a bench's next task, reference
+processes) while the current judgement runs, so that their `import torch`, seconds of CPU,
+overlaps the judgement instead of following it. On a GPU the timing thread has a CPU of its
+own (`timing.pinning`). On a CPU the timed workers' threads take the cores, and a process
+importing torch beside them takes cores from whichever call runs at that moment: on 2 cores,
+an unchanged model with a Linear layer, whose two threads wait for each other, was timed at
+0.02x its eager speed after another task's judgement in the same pool, and small tasks
+scattered past the noise margin. The contention probe cannot tell: the judge's descendants
+are its own work, not another user's load. So those processes, and any they started, are
+stopped for the timing and continued after it; nothing of theirs is lost, only delayed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def family(pids: list[int]) -> list[int]:
+    """`pids` and every descendant of theirs alive now, each parent before its children
+    (read from /proc, where a sandbox's processes show under the host's numbers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    queue = list(pids)
+    while queue:
+        pid = queue.pop(0)
+        if pid not in found:
+            found.append(pid)
+            queue += children.get(pid, [])
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False  # gone
+    return state not in "TtZX"
+
+
+def _signal(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+@contextlib.contextmanager
+def stopped(pids: list[int]) -> Iterator[list[int]]:
+    """`pids` and their descendants stopped (SIGSTOP, parents first, so none starts a
+    process meanwhile; waited for, up to a second) for the block, continued after it,
+    children first; yields what it stopped."""
+    held = family(pids) if pids else []
+    _signal(held, signal.SIGSTOP)
+    deadline = time.monotonic() + 1.0  # a signal lands when its process is next scheduled
+    while any(_running(pid) for pid in held) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    try:
+        yield held
+    finally:
+        _signal(held[::-1], signal.SIGCONT)
