@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudaopt.judge.workers.quiet import descendants
+
 WAIT_SHARE = 0.10  # thread-seconds waiting per second of measurement
 OTHERS_SHARE = 0.25  # CPUs' worth of other processes' work on the workers' CPUs
 _PROC = Path("/proc")
@@ -138,17 +140,9 @@ def _processes() -> dict[int, tuple[int, float]]:
 
 
 def _descendants(table: dict[int, tuple[int, float]], root: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for pid, (parent, _) in table.items():
-        children.setdefault(parent, []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid in found or pid not in table:
-            continue
-        found.add(pid)
-        todo.extend(children.get(pid, []))
-    return found
+    if root not in table:
+        return set()
+    return set(descendants({pid: parent for pid, (parent, _) in table.items()}, [root]))
 
 
 def _runnable() -> int:

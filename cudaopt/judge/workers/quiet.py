@@ -25,20 +25,31 @@ from pathlib import Path
 def family(pids: list[int]) -> list[int]:
     """`pids` and every descendant of theirs alive now, each parent before its children
     (read from /proc, where a sandbox's processes show under the host's numbers)."""
-    children: dict[int, list[int]] = {}
+    parent_of: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            parent_of[int(entry.name)] = int(
+                (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue  # gone meanwhile
-        children.setdefault(parent, []).append(int(entry.name))
+    return descendants(parent_of, pids)
+
+
+def descendants(parent_of: dict[int, int], roots: list[int]) -> list[int]:
+    """`roots` and every process below them in `parent_of` (pid -> parent pid), each parent
+    before its children."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parent_of.items():
+        children.setdefault(parent, []).append(pid)
     found: list[int] = []
-    queue = list(pids)
+    seen: set[int] = set()
+    queue = list(roots)
     while queue:
         pid = queue.pop(0)
-        if pid not in found:
+        if pid not in seen:
+            seen.add(pid)
             found.append(pid)
             queue += children.get(pid, [])
     return found
