@@ -70,7 +70,7 @@ class LocalExecutor:
         self._footprints = Footprints(footprints or (default_path() if device == "cuda"
                                                       else None))
         self._build_env = arch_env(self._slots)
-        self._prebuild = Prebuilder(self.root, sandbox, self._build_env)
+        self._prebuild = Prebuilder(self.root, sandbox, self._build_env, self._slots)
         reserved = set(self._timing_cpus.values())
         self._builds = ThreadPoolExecutor(
             build_workers or max(1, (os.cpu_count() or 2) - 1 - len(reserved)),

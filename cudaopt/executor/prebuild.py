@@ -6,15 +6,24 @@ builds in) and JIT extensions a candidate compiles when imported (KernelBench's
 the same sandbox and with the same build settings as the slot's candidate worker. Either
 way the slot's own build finds everything up to date; a failure ahead is re-found, and
 reported, there.
+
+Beside a CPU slot a build takes that slot's device lock: the slot times on the cores the
+compiler would use, and a build beside its timing rounds made the verdict noisy (on two
+cores, an honest kernel in a CPU reward service's batch lost its reward that way). The
+lock is held only while the slot verifies and times, so the build still overlaps the slot's
+own start-up and build; on GPU slots builds run beside the timing, off its reserved CPU.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job
 
 
@@ -43,13 +52,23 @@ def needs_build(job: Job) -> bool:
 
 class Prebuilder:
     """Called on the pool with a job; returns what it built ("kernels", "jit") and the
-    seconds it took (the build's share of a job's time, for reports). `sandbox` is the
-    slots' `--sandbox` mode."""
+    seconds it took (the build's share of a job's time, for reports; waiting for the CPU
+    slots' locks not counted). `sandbox` is the slots' `--sandbox` mode; `slots` the
+    executor's, whose CPU slots' locks each build holds (see the module's docstring)."""
 
-    def __init__(self, root: Path, sandbox: str, env: dict[str, str]):
+    def __init__(self, root: Path, sandbox: str, env: dict[str, str],
+                 slots: Sequence[SlotSpec] = ()):
         self.root, self.sandbox, self.env = root, sandbox, env
+        self.cpu_slots = sorted((spec for spec in slots if spec.device == "cpu"),
+                                key=lambda spec: spec.name)  # one order: no deadlock
 
     def __call__(self, job: Job) -> tuple[list[str], float]:
+        with ExitStack() as held:
+            for spec in self.cpu_slots:  # a new lock object each: builds run in threads
+                held.enter_context(device_lock(self.root, spec))
+            return self._build(job)
+
+    def _build(self, job: Job) -> tuple[list[str], float]:
         from cudaopt.judge import (
             build_ahead,
             build_kernels,

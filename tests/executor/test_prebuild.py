@@ -3,9 +3,11 @@ them, and the slot's candidate worker finds that build done instead of compiling
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from cudaopt.executor import Job, LocalExecutor, Sources
+from cudaopt.executor.devlock import device_lock
 from cudaopt.judge import JudgeOptions
 from cudaopt.judge.building.inline_build import build_ahead, jit_builds
 from tests.conftest import ROOT
@@ -26,13 +28,29 @@ def _compiles(cache: Path) -> dict[str, int]:
     return counts
 
 
+def _compiling(cache: Path, timeout_s: float = 300.0) -> bool:
+    """Waits until a JIT build under `cache` is compiling: its build file written and no
+    object done yet (the slot's later import of a finished build finds its log there)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(not (f.parent / ".ninja_log").exists() for f in cache.rglob("build.ninja")):
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def test_the_slot_imports_what_was_built_ahead(tmp_path: Path) -> None:
-    """Built once in all: ahead, on the CPU pool; the slot's judge imports that build."""
+    """Built once in all: ahead, on the CPU pool, holding the CPU slot's device lock (a
+    build beside the slot's timing would take its cores); the slot's judge imports that
+    build."""
     cache = tmp_path / "cache"
     options = JudgeOptions(device="cpu", trials=2, profile=False, cache_dir=cache)
     sources = Sources.from_files(TASK, INLINE)
     with LocalExecutor("cpu", root=tmp_path / "exec") as executor:
-        result = executor.submit(Job("inline", "judge", sources, options)).result(timeout=600)
+        future = executor.submit(Job("inline", "judge", sources, options))
+        assert _compiling(cache), "no build started"
+        assert device_lock(executor.root, executor.slots[0]).waiting_on() is not None
+        result = future.result(timeout=600)
     assert result.infra_error is None, result.infra_error
     assert result.verdict["correct"], result.verdict
     assert result.extra["built_ahead"] == ["jit"]

@@ -3,12 +3,14 @@ continued after it (see `workers.quiet`). Real processes: the pool's, and a smal
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers import template
 from cudaopt.judge.workers.pool import JudgePool
 from cudaopt.judge.workers.quiet import family, stopped
 
@@ -16,6 +18,12 @@ ZOO = Path(__file__).parent / "zoo"
 #: a process that starts a child of its own, then both wait
 TREE = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
         "'import time; time.sleep(120)']); time.sleep(120)")
+
+#: a `sitecustomize` that holds a template process at its start, still starting for minutes
+SLOW_TEMPLATE = """import pathlib, time
+if b"cudaopt.judge.roles.template" in pathlib.Path("/proc/self/cmdline").read_bytes():
+    time.sleep(600)
+"""
 
 
 def _states(pids: list[int]) -> list[str]:
@@ -39,25 +47,37 @@ def test_a_process_and_the_ones_it_started_are_stopped_then_continued() -> None:
         parent.wait()
 
 
-def test_the_next_candidate_process_waits_while_a_cpu_judgement_times() -> None:
+def test_what_a_pool_started_ahead_waits_while_a_cpu_judgement_times(tmp_path: Path) -> None:
     """The warm pool's spare candidate process (started as the judgement took the last one)
-    is stopped, with what it runs in, through the timing rounds; afterwards it runs on and
-    serves the next judgement."""
+    and the template its later reference processes fork from, while that still imports (a
+    warm pool's first judgement starts it; held at its start here, so that it is still
+    starting then), are stopped, with what they run, through the timing rounds; afterwards
+    they run on, and the spare serves the next judgement."""
+    (tmp_path / "sitecustomize.py").write_text(SLOW_TEMPLATE)
     options = JudgeOptions(device="cpu", compile_baseline=False, time_budget_s=1.0)
-    pool = JudgePool(worker_env(options))
-    seen: list[list[str]] = []
+    env = {**worker_env(options), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    before = set(template.template_pids())
+    pool = JudgePool(env)
+    spares: list[list[str]] = []
+    templates: list[list[str]] = []
 
     def say(message: str) -> None:
         if message.startswith("timing: round") and pool._spare is not None:
-            seen.append(_states(family([pool._spare.proc.pid])))
+            spares.append(_states(family([pool._spare.proc.pid])))
+            templates.append(_states(sorted(set(template.template_pids()) - before)))
 
     try:
         first = check(ZOO / "task.py", ZOO / "correct.py", options, say, pool=pool)
         assert first.status is Status.OK, first.error or first.violations
-        assert seen and all(states and set(states) == {"T"} for states in seen), seen
+        assert spares and all(states and set(states) == {"T"} for states in spares), spares
+        assert all(states == ["T"] for states in templates), templates
         spare = pool._spare
         assert spare is not None and "T" not in _states(family([spare.proc.pid]))
+        started = sorted(set(template.template_pids()) - before)
+        assert started and "T" not in _states(started)
         second = check(ZOO / "task.py", ZOO / "correct.py", options, pool=pool)
         assert second.status is Status.OK, second.error or second.violations
     finally:
         pool.close()
+        template.close_all()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.workers import template
 from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, Wrapper, candidate_worker
@@ -103,11 +104,14 @@ class JudgePool:
         return worker
 
     def quiet(self, device: str) -> AbstractContextManager:
-        """Around a judgement's timing: on a CPU, the processes this pool started ahead are
-        stopped, since there they would take cores from the timed calls (see `quiet`)."""
+        """Around a judgement's timing: on a CPU, the processes this pool started ahead, and
+        this process's templates still importing (a warm pool's first judgement starts one),
+        are stopped, since there they would take cores from the timed calls (see `quiet`)."""
+        if device != "cpu":
+            return nullcontext()
         ahead = [self._spare, self._fresh_baseline, *self._fresh]
         pids = [w.proc.pid for w in ahead if w is not None and w.alive]
-        return stopped(pids) if device == "cpu" else nullcontext()
+        return stopped(pids + template.starting_pids())
 
     def _turn_lock(self) -> DeviceLock:
         """The GPU's host-wide lock, which GPU steps outside the judgement's turn take."""

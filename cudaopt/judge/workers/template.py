@@ -157,6 +157,14 @@ def refusals() -> list[str]:
         return [t.refused for t in _templates.values() if t.refused]
 
 
+def starting_pids() -> list[int]:
+    """The templates of this process still importing (seconds of CPU each), for the judge to
+    stop while a CPU judgement times (`JudgePool.quiet`); one that is ready waits idle."""
+    with _registry:
+        return [t.proc.pid for t in _templates.values()
+                if not t.ready() and t.state == "starting" and t.proc.poll() is None]
+
+
 def template_pids() -> list[int]:
     """The template processes alive now, for tests and diagnostics."""
     with _registry:
