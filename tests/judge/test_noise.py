@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +14,7 @@ from cudaopt.judge import JudgeOptions, Status, Verdict, check
 from cudaopt.judge.timing import noise
 from cudaopt.judge.verdict.reward import milestone_reward
 from cudaopt.reports.verdict import render_verdict
+from tests import load
 
 ZOO = Path(__file__).parent / "zoo"
 
@@ -32,44 +29,16 @@ def test_candidate_identical_to_reference_is_never_called_faster(tmp_path: Path)
     assert verdict.reward < 2, (verdict.speedup_vs_eager, verdict.speedup_vs_eager_low)
 
 
-BURSTS = """
-import os, random, sys, time
-os.sched_setaffinity(0, {cores})
-while True:
-    end = time.perf_counter() + random.uniform(0.002, 0.3)
-    while time.perf_counter() < end:
-        pass
-    time.sleep(random.uniform(0.002, 0.3))
-"""
-
-
-# Starts the load and exits at once: its children, handed to another parent, are other
-# processes' load, as on a shared machine (the judge counts its own descendants as its own).
-LAUNCH = """
-import subprocess, sys
-procs = [subprocess.Popen([sys.executable, "-c", sys.argv[1]], start_new_session=True,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-         for _ in range(int(sys.argv[2]))]
-print(" ".join(str(p.pid) for p in procs))
-"""
-
-
 @pytest.fixture
 def bursty_load() -> Iterator[None]:
     """Processes that burst on the judge's own cores for a few to hundreds of milliseconds at
     a time: load that hits the baselines and the candidate unequally, call by call and round
     by round."""
-    cores = sorted(os.sched_getaffinity(0))
-    code = BURSTS.format(cores=set(cores))
-    launched = subprocess.run([sys.executable, "-c", LAUNCH, code, str(3 * len(cores))],
-                              capture_output=True, text=True, check=True, timeout=60)
-    pids = [int(pid) for pid in launched.stdout.split()]
+    pids = load.start_bursts()
     try:
         yield
     finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        load.stop(pids)
 
 
 def test_noise_that_persists_marks_the_verdict_noisy_and_caps_the_reward(
