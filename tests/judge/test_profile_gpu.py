@@ -66,11 +66,14 @@ def test_breakdown_of_the_cuda_example(swish: Verdict) -> None:
     assert kernel in swish.roofline["kernel"]["name"]
 
 
-def _event_copy_gbps(elements: int, repeats: int = 20) -> float:
+def _event_copy_gbps(elements: int, repeats: int = 20, tries: int = 5) -> float:
     """A plain copy of the same bytes, timed with events over back-to-back repeats, in the
-    GPU's turn as the judge times: other tests' judgements share the GPU under xdist."""
+    GPU's turn as the judge times: other tests' judgements share the GPU under xdist. The
+    best of `tries`: other tests' work outside a judge's turn (their own copies, digests)
+    still shares the memory bus, and it only ever lowers a bandwidth (2696 GB/s against the
+    judge's 2990 beside seven other test processes on an H100, 2026-12-06)."""
     with gpu_lock(gpu_identity(torch.cuda.current_device())):
-        return _copy_gbps(elements, repeats)
+        return max(_copy_gbps(elements, repeats) for _ in range(tries))
 
 
 def _copy_gbps(elements: int, repeats: int) -> float:
