@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from cudaopt.judge.serving import machine_client
 from cudaopt.judge.serving.machine import private_folder
+from cudaopt.judge.workers.quiet import family
 from tests.procs import processes
 
 ZOO = Path(__file__).resolve().parent / "zoo"
@@ -165,3 +167,21 @@ def test_an_edited_cudaopt_gets_a_judge_of_its_own(tmp_path: Path) -> None:
     edited = copy / "judge" / "checks" / "verify.py"
     os.utime(edited, ns=(edited.stat().st_atime_ns, edited.stat().st_mtime_ns + 10**9))
     assert socket_name() != before
+
+
+def test_the_judge_is_no_descendant_of_the_process_that_started_it(tmp_path: Path) -> None:
+    """A bench slot or an agent run that starts the machine judge (by lending it a pair)
+    times its own judgements while the judge starts: a descendant's CPU counts as the
+    judgement's own work, so the judge must not be one, or that load goes unseen."""
+    path = tmp_path / "judge.sock"
+    conn = machine_client._start(path, lambda _: None)
+    try:
+        assert conn is not None, (path.with_suffix(".log").read_text()
+                                  if path.with_suffix(".log").exists() else "no log")
+        conn.close()
+        started = processes(machine_client.MAIN, str(path))
+        assert len(started) == 1
+        assert started[0] not in family([os.getpid()])
+    finally:
+        for pid in processes(machine_client.MAIN, str(path)):
+            os.killpg(pid, signal.SIGKILL)

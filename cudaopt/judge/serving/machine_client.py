@@ -128,6 +128,14 @@ def _connect(path: Path) -> socket.socket | None:
     return conn
 
 
+#: Starts its arguments in a session of their own and exits at once: the machine judge, a
+#: service of the whole machine, is then no descendant of the process that happened to
+#: start it. A judgement counts its own descendants' CPU as its own work, not contention,
+#: so the judge's start (seconds of `import torch`) and its later work beside a bench slot's
+#: or an agent run's timing went unseen there: no contention found, no re-measurement.
+_DETACHED = "import subprocess, sys; subprocess.Popen(sys.argv[1:], start_new_session=True)"
+
+
 def _start(path: Path, progress: Progress) -> socket.socket | None:
     """Start the machine judge (one starter at a time: a lock beside the socket) and wait
     until it answers."""
@@ -139,9 +147,9 @@ def _start(path: Path, progress: Progress) -> socket.socket | None:
         progress("starting the warm judge (later checks of this task reuse its workers)")
         env = {**os.environ, "PYTHONPATH": python_path(dict(os.environ))}
         with open(path.with_suffix(".log"), "ab") as log:
-            subprocess.Popen([sys.executable, "-m", MAIN, str(path)], stdin=subprocess.DEVNULL,
-                             stdout=log, stderr=subprocess.STDOUT, env=env,
-                             start_new_session=True, cwd="/")
+            subprocess.run([sys.executable, "-c", _DETACHED, sys.executable, "-m", MAIN,
+                            str(path)], stdin=subprocess.DEVNULL, stdout=log,
+                           stderr=subprocess.STDOUT, env=env, cwd="/", timeout=60, check=False)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             conn = _connect(path)
