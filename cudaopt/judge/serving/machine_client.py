@@ -146,10 +146,14 @@ def _start(path: Path, progress: Progress) -> socket.socket | None:
             return conn
         progress("starting the warm judge (later checks of this task reuse its workers)")
         env = {**os.environ, "PYTHONPATH": python_path(dict(os.environ))}
-        with open(path.with_suffix(".log"), "ab") as log:
-            subprocess.run([sys.executable, "-c", _DETACHED, sys.executable, "-m", MAIN,
-                            str(path)], stdin=subprocess.DEVNULL, stdout=log,
-                           stderr=subprocess.STDOUT, env=env, cwd="/", timeout=60, check=False)
+        try:
+            with open(path.with_suffix(".log"), "ab") as log:
+                subprocess.run([sys.executable, "-c", _DETACHED, sys.executable, "-m", MAIN,
+                                str(path)], stdin=subprocess.DEVNULL, stdout=log,
+                               stderr=subprocess.STDOUT, env=env, cwd="/", timeout=60,
+                               check=True)
+        except subprocess.SubprocessError:  # the launcher failed: the check judges alone
+            return None
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             conn = _connect(path)
