@@ -61,7 +61,11 @@ def test_cpu_demo_replays_offline_to_an_accepted_kernel_on_a_branch(
     assert repo.active_branch.name != branch and not repo.is_dirty()
     report = result.output.split("run ended")[-1].splitlines()  # the final report names it
     assert any(line.startswith("branch") and branch in line for line in report)
-    assert "less work than the reference's" in " ".join(" ".join(report).split())
+    # The O(n) kernel beats a roofline drawn from the reference's O(n^2) FLOPs, and the
+    # report says so, unless a busy host stretched the warm calls it is measured by.
+    beyond = final["roofline"]["candidate"]["pct_of_roofline"] > 100
+    said = "less work than the reference's" in " ".join(" ".join(report).split())
+    assert "distance to the limit" in result.output and said == beyond, result.output
     listed = CliRunner().invoke(app, ["runs", "--json"])  # found from the root
     assert [r["run_id"] for r in json.loads(listed.output)] == [run.name]
 

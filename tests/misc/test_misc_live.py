@@ -106,3 +106,19 @@ def test_a_run_without_a_commit_says_where_the_kernel_is(tmp_path: Path) -> None
     out = io.StringIO()
     say_where(RunResult(tmp_path, meta, "done", make_verdict(1.5)), True, Console(file=out))
     assert "not committed" not in out.getvalue()
+
+
+def test_the_report_says_when_a_kernel_beat_the_roofline() -> None:
+    """Past 100% of the bound the report names why (less work than the reference's, or a
+    cache); short of it, it says nothing of the kind."""
+    from cudaopt.reports.perf import summary_rows
+
+    peaks = {"source": "data sheet (H200, dense)"}
+    for pct, beyond in ((1190.0, True), (85.0, False)):
+        verdict = make_verdict(1.5)
+        verdict.roofline = {"peaks": peaks, "candidate": {
+            "pct_of_roofline": pct, "bound": "compute", "achieved_gbps": 6.6,
+            "achieved_tflops": 1.68}}
+        [row] = [value for key, value in summary_rows(verdict) if key == "distance to the limit"]
+        assert row.startswith(f"{pct:.0f}% of roofline (compute-bound")
+        assert ("less work than the reference's" in row) == beyond, row
