@@ -22,7 +22,7 @@ from cudaopt.cli.common import (
 )
 from cudaopt.config import load_settings
 from cudaopt.executor import SlotSpec
-from cudaopt.executor.local import slot_specs
+from cudaopt.executor.base import slot_specs
 
 env_app = typer.Typer(no_args_is_help=True, help="Serve cudaopt's judge as a reward "
                       "service for RL.\n\nTrain a kernel-writing policy against it in the "

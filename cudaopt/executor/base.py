@@ -19,6 +19,20 @@ class SlotSpec:
     gpu: int | None = None
 
 
+def slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:
+    """This machine's slots: one per GPU in `gpus` (default: every visible GPU), or
+    `workers` CPU slots."""
+    if device == "cpu":
+        return [SlotSpec(f"cpu:{i}", "cpu") for i in range(max(1, workers))]
+    if gpus is None:
+        import torch
+
+        gpus = list(range(torch.cuda.device_count()))
+    if not gpus:
+        raise ValueError("no CUDA device is visible: pass --device cpu, or check nvidia-smi")
+    return [SlotSpec(f"cuda:{gpu}", "cuda", gpu) for gpu in gpus]
+
+
 class Executor(Protocol):
     """Runs jobs on slots. `submit` never blocks on the job; the future always resolves to a
     `JobResult` (an infrastructure failure is `infra_error`, never an exception), so a

@@ -16,7 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from cudaopt.executor.base import SlotSpec
+from cudaopt.executor.base import SlotSpec, slot_specs
+from cudaopt.executor.estimate import Estimator
 from cudaopt.executor.footprints import Footprints, default_path
 from cudaopt.executor.jobqueue import JobQueue, Pending
 from cudaopt.executor.jobs import Job, JobResult
@@ -81,6 +82,7 @@ class LocalExecutor:
                            for spec in self._slots}
                           if self.lookahead and (device_bytes or device == "cuda") else {})
         self._gate = LaneGate(self._cond, self._capacity)
+        self._estimates = Estimator(reserved) if self._capacity else None
         self._threads = [threading.Thread(target=self._serve, args=(spec, lane), daemon=True,
                                           name=f"slot-{spec.name}#{lane}")
                          for spec in self._slots for lane in range(1 + self.lookahead)]
@@ -93,6 +95,8 @@ class LocalExecutor:
 
     def submit(self, job: Job) -> Future[JobResult]:
         pending = Pending(job, Future())
+        if self._estimates and self._footprints.need(job.sources.task_key) is None:
+            self._estimates.ahead(job.sources)
         if needs_build(job):
             pending.ready = self._builds.submit(self._prebuild, job)
         self._queue.put(pending)
@@ -109,6 +113,8 @@ class LocalExecutor:
         for thread in self._threads:
             thread.join(timeout=60)
         self._builds.shutdown(wait=False, cancel_futures=True)
+        if self._estimates:
+            self._estimates.close()
         if self._timing_cpus:
             from cudaopt.judge import pinning
 
@@ -165,18 +171,20 @@ class LocalExecutor:
                 proc.close()
 
     def _need(self, spec: SlotSpec, pending: Pending) -> int:
-        """The device bytes the job's lane counts on holding: its task's footprint, or an
-        equal share of the slot's memory for a task never judged here. A task that needs
-        more than half of it is judged alone from its first try, the other lanes' processes
-        closed: their idle workers hold memory no footprint counts, and beside them the
-        6 GiB-input activations of KernelBench (footprints of 72.5-72.8 GiB on an 80 GiB
-        H100, 2026-12-05) ran out of memory and were judged again alone."""
+        """The device bytes the job's lane counts on holding: its task's footprint, or for a
+        task never judged here an equal share of the slot's memory, or the guess built on
+        the meta device (`estimate`) where that is more. A task that needs more than half
+        of it is judged alone from its first try, the other lanes' processes closed: their
+        idle workers hold memory no footprint counts, and beside them the 6 GiB-input
+        activations of KernelBench (footprints of 72.5-72.8 GiB on an 80 GiB H100,
+        2026-12-05) ran out of memory and were judged again alone."""
         capacity = self._capacity.get(spec.name)
         if capacity is None:
             return 0
         known = self._footprints.need(pending.job.sources.task_key)
         if known is None:
-            return capacity // (1 + self.lookahead)
+            guessed = self._estimates.bytes_for(pending.job.sources) if self._estimates else None
+            known = max(capacity // (1 + self.lookahead), guessed or 0)
         pending.alone = pending.alone or known > capacity // 2
         return known
 
@@ -279,17 +287,3 @@ def _avoid(reserved: set[int]) -> None:
     from cudaopt.judge import pinning
 
     pinning.avoid(reserved)
-
-
-def slot_specs(device: str, gpus: list[int] | None, workers: int) -> list[SlotSpec]:
-    """This machine's slots: one per GPU in `gpus` (default: every visible GPU), or
-    `workers` CPU slots."""
-    if device == "cpu":
-        return [SlotSpec(f"cpu:{i}", "cpu") for i in range(max(1, workers))]
-    if gpus is None:
-        import torch
-
-        gpus = list(range(torch.cuda.device_count()))
-    if not gpus:
-        raise ValueError("no CUDA device is visible: pass --device cpu, or check nvidia-smi")
-    return [SlotSpec(f"cuda:{gpu}", "cuda", gpu) for gpu in gpus]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from cudaopt.executor import Job, JobResult, LocalExecutor, Sources
+from cudaopt.executor.estimate import PER_BYTE, WEIGHT_COPIES, Estimator
 from cudaopt.executor.footprints import CONTEXT_BYTES, Footprints
 from cudaopt.judge import JudgeOptions
 from tests.executor.test_lookahead import _most_at_once
@@ -74,3 +75,60 @@ def test_footprints_kept_on_disk_survive_a_broken_file_and_other_writers(tmp_pat
     two.learn("c", JobResult("j", verdict={"device": "cpu", "device_memory_gib": None}))
     assert json.loads(path.read_text()) == {"a": GiB + CONTEXT_BYTES,
                                              "b": 2 * GiB + CONTEXT_BYTES}
+
+
+#: A task whose input and output are 1 GiB each, its weights 64 MiB: nothing of it is
+#: ever allocated where it is built on the meta device
+LARGE = """
+import torch
+print("a task's own output")
+
+class Model(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(n, n))
+
+    def forward(self, x):
+        return x * 2
+
+def get_init_inputs():
+    return [4096]
+
+def get_inputs():
+    return [torch.randn(1 << 28)]
+"""
+
+
+def test_a_task_is_sized_on_the_meta_device_and_what_cannot_be_sized_is_no_guess() -> None:
+    """Inputs, outputs and weights counted without allocating them; a task that fails, or
+    hangs past the timeout, gives no guess and costs the next task nothing."""
+    failing = Sources("bad.py", "raise RuntimeError('no')\n")
+    hanging = Sources("hang.py", "while True:\n    pass\n")
+    estimator = Estimator(timeout_s=3)
+    try:
+        assert estimator.bytes_for(Sources("large.py", LARGE)) == (
+            PER_BYTE * 2 * GiB + WEIGHT_COPIES * 4096 * 4096 * 4)
+        assert estimator.bytes_for(failing) is None
+        assert estimator.bytes_for(hanging) is None
+        assert estimator.bytes_for(Sources("large2.py", LARGE)) == PER_BYTE * 2 * GiB + (
+            WEIGHT_COPIES * 64 << 20)
+    finally:
+        estimator.close()
+
+
+def test_a_task_never_judged_here_that_would_fill_the_device_is_judged_alone_at_once(
+        tmp_path) -> None:
+    """Guessed at 16 GiB and more from its sizes, over half the slot's 10, the task is judged
+    alone from its first try, while the small ones beside it, never judged either, keep
+    their equal shares side by side."""
+    options = JudgeOptions()
+    with LocalExecutor("cpu", root=tmp_path / "exec", lookahead=2, plugins=PLUGIN,
+                       device_bytes=10 * GiB, footprints=tmp_path / "none.json") as executor:
+        jobs = [("l0", _task("a")), ("l1", _task("b")), ("l2", _task("c")),
+                ("big", Sources("big.py", LARGE)), ("l3", _task("d"))]
+        futures = {name: executor.submit(Job(name, "pause", sources, options, {"s": 1.5}))
+                   for name, sources in jobs}
+        spans = {name: f.result(timeout=300).extra["span"] for name, f in futures.items()}
+    assert futures["big"].result().attempts == 1
+    assert not _overlaps(spans["big"], [s for n, s in spans.items() if n != "big"])
+    assert _most_at_once([s for n, s in spans.items() if n != "big"]) == 3
