@@ -82,6 +82,27 @@ def test_the_baseline_worker_started_ahead_is_prewarmed_for_compiling() -> None:
             pool.close()
 
 
+def test_a_baseline_process_that_will_not_compile_is_not_prewarmed() -> None:
+    """Without a torch.compile baseline (`--no-compile-baseline`, `--no-profile`) nothing
+    in the baseline process compiles: a new one skips torch.compile's set-up (5.7 s of a
+    CPU judgement's wait, and cores the judgement needed)."""
+    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), keep_warm=False)
+    try:
+        eager_only = pool.new_reference("baseline", compiles=False)
+        compiling = pool.new_reference("baseline")
+        assert worker_env_var(eager_only, "CUDAOPT_PREWARM") == b""
+        assert prewarmed(compiling)
+        for worker in (eager_only, compiling):
+            worker.close()
+    finally:
+        pool.close()
+    opts = JudgeOptions(device="cpu", compile_baseline=False, time_budget_s=1.0, min_rounds=2,
+                        breakdown=False)
+    verdict = check(TASK, ZOO / "correct.py", opts)  # its own pool: every process new
+    assert verdict.status is Status.OK and verdict.timing_rounds >= 2
+    assert "baselines.boot" in verdict.phases_s and "baselines.prewarm" not in verdict.phases_s
+
+
 def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_path) -> None:
     """A bench's GPU slot judges one task after another: the reference and baseline
     processes the next task loads start while the current task is judged, not after."""

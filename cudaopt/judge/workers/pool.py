@@ -242,7 +242,7 @@ class JudgePool:
         if reference is not None and not profiled.owed:
             return Loaded(profiled.worker, reference.info), Loaded(reference.worker, {})
         if self._fresh_baseline is None:
-            self._fresh_baseline = self._new_reference("baseline")
+            self._fresh_baseline = self._new_reference("baseline", prewarm=True)
         return reference, None
 
     def holds(self, worker: Worker) -> bool:
@@ -271,7 +271,7 @@ class JudgePool:
         if self._spare is None:
             self._spare = self._new_candidate()
         if prewarm and references >= 2 and self._fresh_baseline is None:
-            self._fresh_baseline = self._new_reference("baseline")
+            self._fresh_baseline = self._new_reference("baseline", prewarm=True)
         if self._fresh_baseline is not None:
             references -= 1
         while len(self._fresh) < references:  # a warm pool's may trade roles (see `_swap`)
@@ -284,14 +284,16 @@ class JudgePool:
         self.prestart(2 if options.profile else 1,
                       prewarm=options.profile and options.compile_baseline and device == "cuda")
 
-    def new_reference(self, name: str, prewarm: bool = False) -> Worker:
-        """A reference process; "baseline" asks for one that will compile, `prewarm` for
+    def new_reference(self, name: str, prewarm: bool = False, compiles: bool = True) -> Worker:
+        """A reference process; "baseline" asks for one that times the baselines and, with
+        `compiles`, compiles one (a new process then imports torch.compile's machinery as it
+        starts: 5.7 s of a CPU judgement's wait where nothing compiled), `prewarm` for
         one that may (a warm pool's on CUDA: see `_swap`). One started ahead if there is
         one (and, with `ahead`, its replacement starts now)."""
         if name == "baseline" and self._fresh_baseline is not None:
             worker, self._fresh_baseline = self._fresh_baseline, None
             if self.ahead:
-                self._fresh_baseline = self._new_reference("baseline")
+                self._fresh_baseline = self._new_reference("baseline", prewarm=True)
             if untouched(worker):
                 return worker
             worker.discard()
@@ -304,11 +306,11 @@ class JudgePool:
             if self.ahead:
                 self._fresh.append(self._new_reference("reference"))
             return usable[0]
-        return self._new_reference(name, prewarm)
+        return self._new_reference(name, prewarm or (name == "baseline" and compiles))
 
     def _new_reference(self, name: str, prewarm: bool = False) -> Worker:
         env = self._turn_env()
-        if name == "baseline" or prewarm:
+        if prewarm:
             env[PREWARM_ENV] = "compile"
         return Worker("reference", self._log(name), env, fork=self.keep_warm)
 

@@ -105,7 +105,8 @@ class Session:
         compiling the baseline overlaps the build and the verification."""
         options = self.options
         if self._baseline is None:
-            self._baseline = Loaded(self.pool.new_reference("baseline"), {})
+            self._baseline = Loaded(self.pool.new_reference(
+                "baseline", compiles=options.compile_baseline and options.profile), {})
             self.baseline.send("load", task=str(task.resolve()), device=self.device,
                                init_seed=self.init_seed, threads=self.threads,
                                state_path=str(self.pool.scratch / "baseline_state.pt"))
