@@ -51,6 +51,7 @@ class Estimator:
         self._futures: dict[str, Future[int | None]] = {}
         self._child: subprocess.Popen[str] | None = None
         self._closed = False
+        self._pool.submit(self._start)  # torch's import, before the first task is asked for
 
     def ahead(self, sources: Sources) -> None:
         """Start on this task's guess, unless it is known or under way."""

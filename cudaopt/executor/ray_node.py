@@ -113,7 +113,7 @@ def build(job: Job, root: str, device: str, arch: str | None) -> dict | None:
             return None
         out = default_build_dir(candidate, job.options.device or device)
         if not build_kernels(candidate.parent / "kernels", out, job.options.build_timeout_s,
-                             kernel_store(job.options)).ok:
+                             kernel_store(job.options), shared_entry=False).ok:
             return None
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

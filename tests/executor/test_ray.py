@@ -20,7 +20,9 @@ import pytest
 import torch
 
 from cudaopt.executor import Job, JobResult, LocalExecutor, Sources
-from cudaopt.judge import JudgeOptions
+from cudaopt.judge import JudgeOptions, kernel_store
+from cudaopt.judge.building import kernels as kernel_build
+from cudaopt.judge.building import shared
 from cudaopt.judge.building.kernels import build_kernels
 from tests.conftest import ROOT
 
@@ -99,10 +101,17 @@ def test_a_build_made_on_another_node_is_used_as_it_is(cluster, tmp_path: Path) 
     # earlier test may have filled) brings its module but not ninja's objects
     job = _suite()[0]
     job = replace(job, options=replace(job.options, cache_dir=tmp_path / "cache"))
+    # the entry object this host keeps for its own builds stays here: a shipped build
+    # compiles and carries its own (this one would not even link)
+    entry = shared.digest(None, kernel_build._flags(False), kernel_build.DATA_DIR)
+    planted = kernel_store(job.options).parent / "entry" / entry / shared.ENTRY
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(b"not an object file")
     root = tmp_path / "root"
     built = build(job, str(root), "cpu", None)
     assert built is not None and built["tar"]
     out = Path(built["dir"])
+    assert (out / shared.ENTRY).is_file()
     shutil.rmtree(out)  # as on a node that never saw this candidate
     _unpack(ray.put(built), job, root, node_id="another node")
     kernels = job.sources.materialize(root)[1].parent / "kernels"

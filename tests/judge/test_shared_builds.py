@@ -47,7 +47,17 @@ def test_the_same_kernels_elsewhere_reuse_the_build_and_an_edit_builds_its_own(
     edited = check(ZOO / "task.py", second, opts)
     assert edited.status is Status.WRONG, edited.error  # its own build, of the edit
     assert list(copied.glob("*.o"))
+    # the judge's own entry object, compiled by the first build, is linked as it was kept
+    [kept] = (tmp_path / "cache" / "entry").rglob("cudaopt_module.o")
+    assert not (copied / "cudaopt_module.o").exists()
+    assert str(kept) in (copied / "build.ninja").read_text()
     assert check(ZOO / "task.py", first, opts).status is Status.OK  # the store is intact
+
+    kept.write_bytes(b"a kept entry object gone bad")  # costs a build, never a verdict
+    source.write_text(text.replace("bias[i % cols])", "3.0f * bias[i % cols])"))
+    again = check(ZOO / "task.py", second, opts)
+    assert again.status is Status.WRONG and again.compiled, again.error
+    assert kept.read_bytes().startswith(b"\x7fELF")  # compiled afresh, and kept again
 
 
 def test_a_build_that_reads_a_header_outside_kernels_is_not_shared(tmp_path: Path) -> None:
@@ -75,3 +85,4 @@ def test_a_module_not_compiled_in_the_call_is_never_shared(tmp_path: Path) -> No
     planted = build_kernels(kernels, build, 600, store)
     assert planted.ok and planted.rebuilt == []
     assert not list(store.rglob(MODULE))
+    assert not (tmp_path / "entry").exists()  # nor its entry object

@@ -105,7 +105,9 @@ def _flags(with_cuda: bool) -> dict[str, str]:
     }
 
 
-def _ninja_file(sources: list[Path], flags: dict[str, str]) -> str:
+def _ninja_file(sources: list[Path], flags: dict[str, str], entry: Path | None) -> str:
+    """`entry`: the judge's entry object kept from an earlier build, linked as it is (the
+    file is written anew on each build, so an entry object gone is compiled here again)."""
     lines = ["ninja_required_version = 1.3"]
     lines += [f"{k} = {v}" for k, v in flags.items()]
     lines += [
@@ -121,8 +123,9 @@ def _ninja_file(sources: list[Path], flags: dict[str, str]) -> str:
         "rule link",  # renamed into place: a process loading the old module never sees half
         "  command = $cxx $in $ldflags -o $out.tmp && mv -f $out.tmp $out",
     ]
-    objects = ["cudaopt_module.o"]
-    lines.append(f"build cudaopt_module.o: compile {DATA_DIR / 'cudaopt_module.cpp'}")
+    objects = [str(entry) if entry is not None else shared.ENTRY]
+    if entry is None:
+        lines.append(f"build {shared.ENTRY}: compile {DATA_DIR / 'cudaopt_module.cpp'}")
     for src in sources:
         obj = f"{src.stem}{'.cuda' if src.suffix == '.cu' else ''}.o"
         rule = "cuda_compile" if src.suffix == ".cu" else "compile"
@@ -134,10 +137,12 @@ def _ninja_file(sources: list[Path], flags: dict[str, str]) -> str:
 
 
 def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
-                  store: Path | None = None) -> BuildResult:
+                  store: Path | None = None, shared_entry: bool = True) -> BuildResult:
     """Compile `kernels_dir` into `build_dir/cuda_extension.so`; ninja keeps it incremental.
     With `store` (`shared.kernel_store`), a build of the same inputs done for another folder
-    is copied in instead, and this one is kept there for the next (see `shared`)."""
+    is copied in instead, and this one is kept there for the next (see `shared`); with
+    `shared_entry` too, it links the judge's entry object kept beside the store, where a
+    build shipped to another host (`shared_entry=False`) compiles its own."""
     start = time.perf_counter()
     build_dir.mkdir(parents=True, exist_ok=True)
     sources = kernel_sources(kernels_dir)
@@ -147,7 +152,10 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
         flags = _flags(with_cuda=any(s.suffix == ".cu" for s in sources))
     except FileNotFoundError as exc:
         return BuildResult(False, build_dir, 0.0, str(exc), [])
-    text = _ninja_file(sources, flags)
+    entry_key = (shared.digest(None, flags, DATA_DIR) if store is not None and shared_entry
+                 else None)
+    entry = shared.entry_object(store, entry_key) if store and entry_key else None
+    text = _ninja_file(sources, flags, entry)
     ninja = shutil.which("ninja") or str(Path(sys.executable).parent / "ninja")
     cmd = [ninja, "-C", str(build_dir), "-v"]
     # Two judgements of one candidate folder at once share its build folder: take turns.
@@ -166,12 +174,26 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
         if not manifest.exists() or manifest.read_text() != text:
             manifest.write_text(text)
         result = _ninja(cmd, build_dir, start, timeout_s)
-        # only a module compiled from scratch in this call is shared: a folder's earlier
-        # objects or module may not be the compiler's (a workspace is the agent's to write)
-        if result.ok and key and store is not None and len(result.rebuilt) == len(sources) + 1:
+        if entry is not None and not result.ok and _link_failed(result.log, module.name):
+            entry.unlink(missing_ok=True)  # a kept entry object that does not link: our own
+            manifest.write_text(_ninja_file(sources, flags, None))
+            result = _ninja(cmd, build_dir, start, timeout_s)
+            entry = None
+        # only what was compiled in this call is shared: a folder's earlier objects or
+        # module may not be the compiler's (a workspace is the agent's to write)
+        if result.ok and store and entry_key and shared.ENTRY in result.rebuilt:
+            shared.keep_entry(store, entry_key, build_dir / shared.ENTRY)
+        if (result.ok and key and store is not None
+                and len(result.rebuilt) == len(sources) + (entry is None)):
             shared.store(store, key, build_dir, [kernels_dir, DATA_DIR, *_toolchain()],
                          module.name, ninja)
         return result
+
+
+def _link_failed(log: str, module: str) -> bool:
+    """Whether ninja's failed step is the link (`FAILED: [code=1] cuda_extension.so`)."""
+    return any(line.startswith("FAILED:") and line.split()[-1:] == [module]
+               for line in log.splitlines())
 
 
 def _toolchain() -> list[Path]:

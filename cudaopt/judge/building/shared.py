@@ -13,7 +13,8 @@ Only builds compiled from scratch in the call that stores them, and whose every 
 lies in `kernels/`, in the judge's own sources or in the toolchain (torch, Python, CUDA,
 the system), are stored: a header elsewhere could change without changing the digest, and
 a folder's earlier objects could be anyone's. Only the judge writes the store; a sandboxed
-command has its own caches inside its workspace.
+command has its own caches inside its workspace. The judge's entry object, the same in
+every build of the same flags, is kept beside the store the same way (`entry_object`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cudaopt.judge.verdict.options import JudgeOptions
 
 VERSION = 1  # of the digest's recipe
 KEEP_BUILDS = 64
+ENTRY = "cudaopt_module.o"  # the judge's own object in every build
 MARKER = ".shared-key"  # in a build folder: the digest of what its module was built from
 _SKIP_DIRS = {"build", "__pycache__", ".cudaopt"}
 
@@ -38,7 +40,9 @@ def kernel_store(options: JudgeOptions) -> Path:
     return cache_root(options) / "kernels"
 
 
-def digest(kernels_dir: Path, flags: dict[str, str], data_dir: Path) -> str:
+def digest(kernels_dir: Path | None, flags: dict[str, str], data_dir: Path) -> str:
+    """Of everything a build of `kernels_dir` takes in; without it, of what the judge's own
+    entry object (`ENTRY`) is compiled from."""
     import torch
 
     h = hashlib.sha256(f"{VERSION}\0{torch.__version__}\0{sorted(flags.items())}".encode())
@@ -47,7 +51,7 @@ def digest(kernels_dir: Path, flags: dict[str, str], data_dir: Path) -> str:
         if found:  # a compiler upgraded in place changes the code it emits
             stat = os.stat(os.path.realpath(found))
             h.update(f"\0{os.path.realpath(found)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    for root in (data_dir, kernels_dir):
+    for root in (data_dir, kernels_dir) if kernels_dir is not None else (data_dir,):
         for path in _files(root):
             h.update(f"\0{root.name}/{path.relative_to(root)}\0".encode())
             h.update(path.read_bytes())
@@ -115,3 +119,23 @@ def _self_contained(build_dir: Path, ninja: str, allowed: list[Path]) -> bool:
             if not any(dep.is_relative_to(root) for root in roots):
                 return False
     return True
+
+
+def entry_object(store_dir: Path, key: str) -> Path | None:
+    """The judge's entry object (`ENTRY`: the module's one fixed source, compiled with
+    torch's headers) kept from an earlier build with the same flags, or None. Every build
+    links the same object: compiling it took 3.5 s of a 17 s CPU build."""
+    found = store_dir.parent / "entry" / key / ENTRY
+    return found if found.is_file() else None
+
+
+def keep_entry(store_dir: Path, key: str, built: Path) -> None:
+    """Keep the entry object a build just compiled for the builds after it."""
+    folder = store_dir.parent / "entry" / key
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{ENTRY}.{os.getpid()}.tmp"
+        shutil.copyfile(built, partial)
+        partial.replace(folder / ENTRY)
+    except OSError:
+        pass
