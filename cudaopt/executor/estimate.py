@@ -70,15 +70,15 @@ class Estimator:
             return None
 
     def close(self) -> None:
+        """Kill the helper first: a guess under way waits on it. No helper starts after."""
         with self._lock:
             self._closed = True
             child = self._child
         if child is not None:
             child.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._child is not None:
-            self._child.kill()
-            self._child.wait()
+        if child is not None:
+            child.wait()
 
     def _ask(self, sources: Sources) -> int | None:
         child = self._start()
