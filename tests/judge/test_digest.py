@@ -10,6 +10,7 @@ import torch
 
 from cudaopt.judge.timing.bench import Bench
 from cudaopt.judge.workers import digest as digest_module
+from cudaopt.judge.workers import digest_burst
 from cudaopt.judge.workers.digest import digest
 from cudaopt.judge.workers.tensors import fingerprint
 
@@ -43,7 +44,7 @@ def test_a_cpu_folds_the_tree_block_by_block_to_the_same_value(
     whole = _one(x)
     monkeypatch.setattr(digest_module, "_BLOCK_WORDS", 64)
     assert _one(x) == whole
-    monkeypatch.setattr(digest_module, "_TOP", 16)  # more levels than a block has
+    monkeypatch.setattr(digest_module, "TOP", 16)  # more levels than a block has
     monkeypatch.setattr(digest_module, "_DEVICE_TOP", 16)  # all of them in the tree
     blocked = _one(x)
     monkeypatch.setattr(digest_module, "_BLOCK_WORDS", 1 << 40)
@@ -131,7 +132,7 @@ def test_a_burst_digested_together_gives_each_call_its_own_digest(
     gives the call alone on the host (the reference re-digests one copy at a time), through
     runs broken by another structure, an uneven or oversized output and the stack's byte
     limit."""
-    monkeypatch.setattr(digest_module, "BATCH_BYTES", 3 * 4 * 20_002)  # three such a run
+    monkeypatch.setattr(digest_burst, "BATCH_BYTES", 3 * 4 * 20_002)  # three such a run
     torch.manual_seed(0)
     pair = {"tuple": [{"tensor": "out.0"}, {"tensor": "out.1"}]}
     calls = []
@@ -145,9 +146,9 @@ def test_a_burst_digested_together_gives_each_call_its_own_digest(
     alone = [digest(*call) for call in calls]
     on_device = [(skeleton, {path: t.to(device) for path, t in tensors.items()})
                  for skeleton, tensors in calls]
-    assert digest_module.digests(on_device) == alone
+    assert digest_burst.digests(on_device) == alone
     assert len(set(alone)) == len(alone)
-    runs = digest_module._stackable(on_device)
+    runs = digest_burst._stackable(on_device)
     assert [run for run in runs if run[1] - run[0] > 1] == [(0, 3), (7, 9), (11, 13)]
     assert len(runs) == 10
 
@@ -156,11 +157,11 @@ def test_a_burst_digested_together_gives_each_call_its_own_digest(
 def test_an_output_alone_folds_its_last_levels_on_the_host_as_a_stack_does_on_its_device(
         words: int) -> None:
     """Alone, an output's tree stops at `_DEVICE_TOP` values a lane on its device and the
-    host folds the rest (`_host_levels`); in a burst the stack folds down to `_TOP` on the
+    host folds the rest (`_host_levels`); in a burst the stack folds down to `TOP` on the
     device: the values must be the same, or the reference would refuse honest copies."""
     calls = [({"tensor": "out"}, {"out": torch.randint(-2**62, 2**62, (words,))})
              for _ in range(2)]
-    assert digest_module.digests(calls) == [digest(*call) for call in calls]
-    folded = digest_module._tree(calls[0][1]["out"])
+    assert digest_burst.digests(calls) == [digest(*call) for call in calls]
+    folded = digest_module.tree(calls[0][1]["out"])
     assert digest_module._host_levels(calls[0][1]["out"].numpy().view("uint64")) == (
         folded.numpy().tobytes())

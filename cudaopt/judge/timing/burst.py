@@ -26,7 +26,7 @@ from torch.autograd.profiler import profile as _autograd_profile
 
 from cudaopt.judge.checks.launches import own_kernels
 from cudaopt.judge.timing.bench import Bench
-from cudaopt.judge.workers.digest import digests
+from cudaopt.judge.workers.digest_burst import digests
 from cudaopt.judge.workers.tensors import draw_inputs, snapshot
 
 _perf = time.perf_counter

@@ -47,10 +47,10 @@ _ROWS = 64  # words chained down each column before the tree
 #: 4096 a warm burst of 50 outputs sent 3.2 MiB, and its digest took a median of 7.9-11.0
 #: ms on an H100 host, the baseline's and the candidate's process up to 2.4 ms apart over
 #: a whole judgement (2026-12-06): enough to cost an honest kernel its warm figure.
-_TOP = 256
+TOP = 256
 #: Where an output is digested alone, its device folds down to this many values a lane and
 #: the host the rest (`_host_levels`): on a GPU each level is five launches, and the four
-#: levels down to `_TOP` made one 4 MiB output's digest 0.448 -> 0.543 ms on an H100.
+#: levels down to `TOP` made one 4 MiB output's digest 0.448 -> 0.543 ms on an H100.
 _DEVICE_TOP = 4096
 #: Tensors smaller than this (2 GiB) fold through tensor operations on a GPU too: the
 #: kernel's first build in a process (about a second) would cost more than it saves
@@ -100,14 +100,14 @@ def _fold(words: torch.Tensor, kernel: bool, top: int) -> torch.Tensor:
     """One chunk in both lanes, down to at most `top` values each: chained down the columns
     of `_ROWS` rows where the chunk is over `TREE_MAX_WORDS`, then up the tree."""
     if words.numel() <= TREE_MAX_WORDS:
-        return _tree(words, top)
+        return tree(words, top)
     columns = words.numel() // _ROWS
     grid = _view(words[:columns * _ROWS], (_ROWS, columns))
     level = _chained(grid, kernel)
     tail = words[columns * _ROWS:]  # fewer than `_ROWS` words: into the last columns
     if tail.numel():
         level[:, columns - tail.numel():] = _mix(level[:, columns - tail.numel():], tail)
-    return _tree(level, top)
+    return tree(level, top)
 
 
 def _chained(grid: torch.Tensor, kernel: bool) -> torch.Tensor:
@@ -143,10 +143,10 @@ def _chained_by_operations(grid: torch.Tensor) -> torch.Tensor:
     return level
 
 
-def _tree(words: torch.Tensor, top: int | None = None) -> torch.Tensor:
-    """Pairs folded level by level down to at most `top` (`_TOP`) values per lane (an odd
+def tree(words: torch.Tensor, top: int | None = None) -> torch.Tensor:
+    """Pairs folded level by level down to at most `top` (`TOP`) values per lane (an odd
     element out at a level is folded into that level's last value)."""
-    top = _TOP if top is None else top
+    top = TOP if top is None else top
     level = _first_levels(words, top) if words.device.type == "cpu" else words
     while level.shape[-1] > top:
         level = _level(level)
@@ -191,7 +191,7 @@ def _host_array(t: torch.Tensor) -> np.ndarray:
     return _numpy(_cpu(_contiguous(t)))
 
 
-def _host_bytes(t: torch.Tensor) -> bytes:
+def host_bytes(t: torch.Tensor) -> bytes:
     return _host_array(t).tobytes()
 
 
@@ -210,31 +210,31 @@ def _host_mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _host_levels(level: np.ndarray) -> bytes:
-    """The tree's last levels (uint64 words, one lane or both) down to `_TOP` values a lane,
-    as `_tree` makes them, and their bytes."""
-    while level.shape[-1] > _TOP:
+    """The tree's last levels (uint64 words, one lane or both) down to `TOP` values a lane,
+    as `tree` makes them, and their bytes."""
+    while level.shape[-1] > TOP:
         level = _level(level, _host_mix)
     return np.ascontiguousarray(level).tobytes()
 
 
-def _raw(t: torch.Tensor) -> torch.Tensor:
+def raw_bytes(t: torch.Tensor) -> torch.Tensor:
     """A tensor's bytes, in order, as one flat uint8 tensor."""
     return _view(_reshape(_contiguous(t), -1), torch.uint8)
 
 
 def _update(h: Any, t: torch.Tensor) -> None:
     """Feed a tensor's bytes to `h`: through both lanes' trees where it is large."""
-    raw = _raw(t)
+    raw = raw_bytes(t)
     whole = raw.numel() // 8 * 8
     words = _view(raw[:whole], torch.int64)
-    if words.numel() <= _TOP:
-        h.update(_host_bytes(raw))
+    if words.numel() <= TOP:
+        h.update(host_bytes(raw))
         return
     kernel = words.numel() >= KERNEL_MIN_WORDS
     for start in range(0, words.numel(), _CHUNK_WORDS):
         folded = _fold(words[start:start + _CHUNK_WORDS], kernel, _DEVICE_TOP)
         h.update(_host_levels(_host_array(folded).view(np.uint64)))
-    h.update(_host_bytes(raw[whole:]))
+    h.update(host_bytes(raw[whole:]))
 
 
 def leaf_paths(skeleton: Any) -> list[str]:
@@ -252,80 +252,18 @@ def leaf_paths(skeleton: Any) -> list[str]:
 def digest(skeleton: Any, tensors: dict[str, torch.Tensor]) -> str:
     """The commitment to a call's outputs: their structure, every leaf's dtype and shape,
     and every byte."""
-    h = _started(skeleton)
+    h = started(skeleton)
     for path in leaf_paths(skeleton):
-        h.update(_head(tensors[path]))
+        h.update(leaf_head(tensors[path]))
         _update(h, tensors[path])
     return h.hexdigest()
 
 
-def _started(skeleton: Any) -> Any:
+def started(skeleton: Any) -> Any:
     """A digest's hash, begun with the outputs' structure."""
     return hashlib.sha256(json.dumps(skeleton, sort_keys=True).encode())
 
 
-def _head(t: torch.Tensor) -> bytes:
+def leaf_head(t: torch.Tensor) -> bytes:
     """What a leaf's bytes are preceded by: its dtype and shape."""
     return f"\0{t.dtype}\0{tuple(t.shape)}\0".encode()
-
-
-#: Outputs digested together at most (`digests`): the tree's temporaries are about three
-#: times their stack
-BATCH_BYTES = 64 << 20
-
-
-def digests(calls: list[tuple[Any, dict[str, torch.Tensor]]]) -> list[str]:
-    """`digest` of each call's outputs, the same values, for a burst of calls of one task:
-    outputs of one structure fold up the tree as one stack and come to the host in one copy
-    per leaf, where one at a time each made the tree's forty-odd launches and its own copy
-    (a warm burst digests 50 calls, twice a round). Outputs too large to stack, or of
-    other structures, are digested one by one."""
-    found: list[str] = []
-    for start, end in _stackable(calls):
-        if end - start == 1:
-            found.append(digest(*calls[start]))
-            continue
-        group = calls[start:end]
-        skeleton = group[0][0]
-        begun = _started(skeleton)  # the same structure for the whole run
-        hashes = [begun.copy() for _ in group]
-        for path in leaf_paths(skeleton):
-            head = _head(group[0][1][path])
-            raws = torch.stack([_raw(t[path]) for _, t in group])
-            words = _view(raws, torch.int64)
-            rows = raws if words.shape[-1] <= _TOP else _tree(words.unsqueeze(1))
-            host = memoryview(_host_bytes(rows))
-            size = len(host) // len(group)
-            for i, h in enumerate(hashes):
-                h.update(head)
-                h.update(host[i * size:(i + 1) * size])
-        found += [h.hexdigest() for h in hashes]
-    return found
-
-
-def _stackable(calls: list[tuple[Any, dict[str, torch.Tensor]]]) -> list[tuple[int, int]]:
-    """Runs of consecutive calls whose outputs stack (the same `_stack_key`), `BATCH_BYTES`
-    a run at most; a call whose outputs cannot stack is a run of its own."""
-    runs: list[tuple[int, int]] = []
-    key, size = None, 0
-    for i, (skeleton, tensors) in enumerate(calls):
-        found, nbytes = _stack_key(skeleton, tensors)
-        if runs and found is not None and found == key and size + nbytes <= BATCH_BYTES:
-            runs[-1] = (runs[-1][0], i + 1)
-            size += nbytes
-        else:
-            runs.append((i, i + 1))
-            key, size = found, nbytes
-    return runs
-
-
-def _stack_key(skeleton: Any, tensors: dict[str, torch.Tensor]) -> tuple[Any, int]:
-    """What outputs must share to stack (their structure, and each leaf's dtype, shape and
-    device), or None where a leaf folds otherwise than up the tree alone (the chain, or
-    bytes past its last whole word); and their bytes."""
-    leaves = [tensors[path] for path in leaf_paths(skeleton)]
-    sizes = [t.numel() * t.element_size() for t in leaves]
-    if any(size % 8 or size // 8 > TREE_MAX_WORDS for size in sizes):
-        return None, sum(sizes)
-    return (json.dumps(skeleton, sort_keys=True),
-            [(t.dtype, tuple(t.shape), t.device) for t in leaves]), sum(sizes)
