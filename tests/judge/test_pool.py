@@ -235,7 +235,7 @@ def test_closing_a_pool_kills_its_processes_held_in_reserve_without_waiting() ->
     opts = JudgeOptions(device="cpu", profile=False)
     pool = JudgePool(worker_env(opts))
     pool.prestart(1)
-    spares = [pool._spare, *pool._fresh]
+    spares = [pool.spares.candidate, *pool.spares.fresh]
     assert all(worker is not None and worker.alive for worker in spares)
     pool.close()
     assert not any(worker.alive for worker in spares)

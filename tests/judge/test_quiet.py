@@ -63,8 +63,8 @@ def test_what_a_pool_started_ahead_waits_while_a_cpu_judgement_times(tmp_path: P
     templates: list[list[str]] = []
 
     def say(message: str) -> None:
-        if message.startswith("timing: round") and pool._spare is not None:
-            spares.append(_states(family([pool._spare.proc.pid])))
+        if message.startswith("timing: round") and pool.spares.candidate is not None:
+            spares.append(_states(family([pool.spares.candidate.proc.pid])))
             templates.append(_states(sorted(set(template.template_pids()) - before)))
 
     try:
@@ -72,7 +72,7 @@ def test_what_a_pool_started_ahead_waits_while_a_cpu_judgement_times(tmp_path: P
         assert first.status is Status.OK, first.error or first.violations
         assert spares and all(states and set(states) == {"T"} for states in spares), spares
         assert all(states == ["T"] for states in templates), templates
-        spare = pool._spare
+        spare = pool.spares.candidate
         assert spare is not None and "T" not in _states(family([spare.proc.pid]))
         started = sorted(set(template.template_pids()) - before)
         assert started and "T" not in _states(started)

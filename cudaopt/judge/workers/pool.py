@@ -35,6 +35,7 @@ from cudaopt.judge.workers.lending import (
 )
 from cudaopt.judge.workers.quiet import stopped
 from cudaopt.judge.workers.scratch import scratch_root
+from cudaopt.judge.workers.spares import Spares
 
 
 class JudgePool:
@@ -67,9 +68,7 @@ class JudgePool:
         self._key: tuple[str, str] | None = None  # (task content digest, device)
         self._reference: Loaded | None = None
         self._baseline: Loaded | None = None
-        self._spare: Worker | None = None
-        self._fresh: list[Worker] = []  # reference processes started ahead, no task loaded
-        self._fresh_baseline: Worker | None = None  # one started ahead to compile (prewarmed)
+        self.spares = Spares(self._new_candidate, self._new_reference, keep_warm, ahead)
         self._count = 0
         # the baselines' per-kernel breakdowns for the task held (contestant -> breakdown):
         # taken once, by a process never timed again (see `_swap`)
@@ -99,9 +98,7 @@ class JudgePool:
 
     def candidate(self) -> Worker:
         """The spare candidate worker (already past `import torch`); the next one starts now."""
-        worker = self._spare if self._spare and self._spare.alive else self._new_candidate()
-        self._spare = self._new_candidate() if self.keep_warm else None
-        return worker
+        return self.spares.take_candidate()
 
     def quiet(self, device: str) -> AbstractContextManager:
         """Around a judgement's timing: on a CPU, the processes this pool started ahead, and
@@ -109,9 +106,7 @@ class JudgePool:
         are stopped, since there they would take cores from the timed calls (see `quiet`)."""
         if device != "cpu":
             return nullcontext()
-        ahead = [self._spare, self._fresh_baseline, *self._fresh]
-        pids = [w.proc.pid for w in ahead if w is not None and w.alive]
-        return stopped(pids + template.starting_pids())
+        return stopped(self.spares.pids() + template.starting_pids())
 
     def _turn_lock(self) -> DeviceLock:
         """The GPU's host-wide lock, which GPU steps outside the judgement's turn take."""
@@ -208,13 +203,11 @@ class JudgePool:
                     loaded.worker.receive(timeout_s)
             except WorkerFailure:
                 recycled.remove(loaded)
-        if self._baseline in recycled and self._fresh_baseline is None:
-            self._fresh_baseline = self._baseline.worker
-            recycled.remove(self._baseline)
-        self._fresh += [loaded.worker for loaded in recycled]
+        baseline = self._baseline if self._baseline in recycled else None
+        self.spares.adopt([loaded.worker for loaded in recycled if loaded is not baseline],
+                          baseline.worker if baseline is not None else None)
         for held in (self._reference, self._baseline):
-            if held is not None and not any(held.worker is w for w in
-                                            [*self._fresh, self._fresh_baseline]):
+            if held is not None and not self.spares.holds(held.worker):
                 held.worker.close()
         self._reference = self._baseline = None
         self.init_seed = int.from_bytes(os.urandom(7), "little")
@@ -241,8 +234,7 @@ class JudgePool:
         starts now."""
         if reference is not None and not profiled.owed:
             return Loaded(profiled.worker, reference.info), Loaded(reference.worker, {})
-        if self._fresh_baseline is None:
-            self._fresh_baseline = self._new_reference("baseline", prewarm=True)
+        self.spares.ensure_baseline()
         return reference, None
 
     def holds(self, worker: Worker) -> bool:
@@ -263,20 +255,10 @@ class JudgePool:
         self.init_seed = int.from_bytes(os.urandom(7), "little")
 
     def prestart(self, references: int, prewarm: bool = False) -> None:
-        """Start a candidate and `references` reference processes now; with `prewarm`, the
-        second is the one that will compile the baselines, and it imports and exercises
-        torch.compile's machinery while it waits. Each spends seconds importing torch, which
-        then overlaps the caller's own start (its torch import, the device check, the kernel
-        build, the previous task's timing) instead of following it."""
-        if self._spare is None:
-            self._spare = self._new_candidate()
-        if prewarm and references >= 2 and self._fresh_baseline is None:
-            self._fresh_baseline = self._new_reference("baseline", prewarm=True)
-        if self._fresh_baseline is not None:
-            references -= 1
-        while len(self._fresh) < references:  # a warm pool's may trade roles (see `_swap`)
-            self._fresh.append(self._new_reference(
-                "reference", prewarm=prewarm and self.keep_warm))
+        """Start a candidate and `references` reference processes now (see `Spares.start`),
+        so that their imports overlap the caller's own start (its torch import, the device
+        check, the kernel build, the previous task's timing) instead of following it."""
+        self.spares.start(references, prewarm)
 
     def prestart_for(self, options: JudgeOptions, device: str) -> None:
         """What a judgement with `options` on `device` will ask for. The prewarm is for CUDA
@@ -290,23 +272,7 @@ class JudgePool:
         starts: 5.7 s of a CPU judgement's wait where nothing compiled), `prewarm` for
         one that may (a warm pool's on CUDA: see `_swap`). One started ahead if there is
         one (and, with `ahead`, its replacement starts now)."""
-        if name == "baseline" and self._fresh_baseline is not None:
-            worker, self._fresh_baseline = self._fresh_baseline, None
-            if self.ahead:
-                self._fresh_baseline = self._new_reference("baseline", prewarm=True)
-            if untouched(worker):
-                return worker
-            worker.discard()
-        for worker in [w for w in self._fresh if not untouched(w)]:
-            self._fresh.remove(worker)
-            worker.discard()
-        usable = [w for w in self._fresh if not (name == "baseline" and w.profiled)]
-        if usable:
-            self._fresh.remove(usable[0])
-            if self.ahead:
-                self._fresh.append(self._new_reference("reference"))
-            return usable[0]
-        return self._new_reference(name, prewarm or (name == "baseline" and compiles))
+        return self.spares.take_reference(name, prewarm, compiles)
 
     def _new_reference(self, name: str, prewarm: bool = False) -> Worker:
         env = self._turn_env()
@@ -316,8 +282,5 @@ class JudgePool:
 
     def close(self) -> None:
         self._drop()
-        for worker in [*self._fresh, self._spare, self._fresh_baseline]:
-            if worker is not None:
-                worker.discard()
-        self._fresh, self._spare, self._fresh_baseline = [], None, None
+        self.spares.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
