@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge.building.caches import prewarm_compile
-from cudaopt.judge.workers.child import PREWARM_ENV, SPAWNED_ENV
+from cudaopt.judge.workers.child import CUDA_AHEAD_ENV, PREWARM_ENV, SPAWNED_ENV
 from cudaopt.judge.workers.digest import preload_kernel
 
 
@@ -42,6 +42,10 @@ def run(role: str) -> None:
     (`roles.template`), its imports already done."""
     torch.set_grad_enabled(False)
     boot: dict[str, float] = {}
+    if os.environ.get(CUDA_AHEAD_ENV):
+        started = time.perf_counter()
+        ready_cuda()
+        boot["cuda"] = time.perf_counter() - started
     if os.environ.get(PREWARM_ENV) == "compile":
         started = time.perf_counter()
         prewarm_compile()
@@ -60,6 +64,20 @@ def run(role: str) -> None:
         serve(CandidateWorker().handlers())
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: a broken extension may crash in destructors
+
+
+def ready_cuda() -> None:
+    """The CUDA context made before the first message: a worker started ahead of need
+    (the next candidate's, the next task's) would otherwise make it inside its judgement,
+    after the judge has asked for its import. Only the judge's own code runs here, before
+    any candidate code is imported. Without a usable GPU there is nothing to make; the
+    judgement then says so itself."""
+    try:
+        if torch.cuda.is_available():
+            torch.empty(1, device="cuda")
+            torch.cuda.synchronize()
+    except RuntimeError:
+        pass
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from cudaopt.judge.verdict.options import JudgeOptions
 from cudaopt.judge.workers import template
-from cudaopt.judge.workers.child import PREWARM_ENV, Worker, WorkerFailure
+from cudaopt.judge.workers.child import CUDA_AHEAD_ENV, PREWARM_ENV, Worker, WorkerFailure
 from cudaopt.judge.workers.devlock import TURN_ENV, DeviceLock, gpu_identity, gpu_lock
 from cudaopt.judge.workers.isolation import SANDBOXED, Isolation, Wrapper, candidate_worker
 from cudaopt.judge.workers.lending import (
@@ -78,6 +78,7 @@ class JudgePool:
         self.lender: Lender | None = None
         self._lease_key: str | None = None
         self.share_cuda = True  # CUDA outputs pass by IPC handle until that fails once
+        self.device: str | None = None  # where its judgements run, once known
 
     def _log(self, name: str) -> Path:
         self._count += 1
@@ -115,7 +116,12 @@ class JudgePool:
 
     def _turn_env(self) -> dict[str, str]:
         """The reference workers take the GPU's lock themselves for such steps."""
-        return {**self.env, TURN_ENV: str(self._turn_lock().path)}
+        return {**self._worker_env(), TURN_ENV: str(self._turn_lock().path)}
+
+    def _worker_env(self) -> dict[str, str]:
+        """A pool that judges on CUDA has its workers make their CUDA context as they start
+        (0.2-0.5 s each, and the candidate's is on every judgement's path otherwise)."""
+        return {**self.env, CUDA_AHEAD_ENV: "1"} if self.device == "cuda" else self.env
 
     def candidate_turn(self, device: str) -> AbstractContextManager:
         """Held by the judge around the candidate's GPU step outside the judgement's turn
@@ -134,8 +140,8 @@ class JudgePool:
 
     def _new_candidate(self) -> Worker:
         """No GPU turn in its environment: see `candidate_turn`."""
-        return candidate_worker(self._log("candidate"), self.env, self.scratch, self.wrapper,
-                                self.isolate and self.isolation.isolated)
+        return candidate_worker(self._log("candidate"), self._worker_env(), self.scratch,
+                                self.wrapper, self.isolate and self.isolation.isolated)
 
     def task_copy(self, task: Path) -> Path:
         """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a
@@ -153,6 +159,7 @@ class JudgePool:
         if any: the same task under another path (a run's workspace copy, a bench's job
         folder) finds them too, and so does another pool of the lender's."""
         digest = hashlib.sha256(task.read_bytes()).hexdigest()
+        self.device = device
         self._drop_touched()
         if (digest, device) != self._key:
             self._drop()
@@ -263,6 +270,7 @@ class JudgePool:
     def prestart_for(self, options: JudgeOptions, device: str) -> None:
         """What a judgement with `options` on `device` will ask for. The prewarm is for CUDA
         only: on a CPU its own compile competes with the judge for the cores."""
+        self.device = device
         self.prestart(2 if options.profile else 1,
                       prewarm=options.profile and options.compile_baseline and device == "cuda")
 
