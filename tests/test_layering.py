@@ -36,6 +36,10 @@ FLOORS = {  # module: floors above it that importing it must not load
     "cudaopt.executor": ["ray"],  # Ray is optional: only a cluster executor loads it
     "cudaopt.synth.probe": ["litellm", "cudaopt.agent"],  # the child that runs tasks
     "cudaopt.synth.api": ["litellm"],  # only --model loads it
+    # every command's start (the agent's `cudaopt verify` and `profile` on each step) reads
+    # all command modules: what only one step of one command needs is loaded in that step
+    "cudaopt.cli": ["torch", "git", "litellm", "ray", "cudaopt.agent.run", "cudaopt.executor",
+                    "cudaopt.bench.runner", "cudaopt.sandbox", "cudaopt.runs.gitops"],
 }
 PROBE = """
 import importlib, json, sys

@@ -12,15 +12,12 @@ from __future__ import annotations
 import signal
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from cudaopt.bench import report, results
-from cudaopt.bench.runner import BenchConfig, plan, run, todo
-from cudaopt.bench.suite import SuiteError, discover
 from cudaopt.cli.common import (
     DEFAULTS,
     EXIT_INTERRUPTED,
@@ -35,6 +32,9 @@ from cudaopt.cli.common import (
 from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, load_settings
 from cudaopt.runs.folder import state_dir
+
+if TYPE_CHECKING:  # the library is imported where a step needs it: see `common`
+    from cudaopt.bench.runner import BenchConfig
 
 
 class _RunByDefault(TyperGroup):
@@ -96,6 +96,9 @@ def run_cmd(
     """Run a bench, or continue it.
 
     Results stream to BENCH/results.jsonl."""
+    from cudaopt.bench.runner import BenchConfig, plan, todo
+    from cudaopt.bench.suite import SuiteError, discover
+
     if (model is None) == (candidates is None):
         raise fail("give --model (agent mode) or --candidates DIR (candidate mode), not both")
     if candidates is not None and not candidates.is_dir():
@@ -164,8 +167,10 @@ def _agent_params(settings: Any, kind: str, sandbox: str,
 def _execute(left: list, config: BenchConfig, bench: Path, work: Path | None, kind: str,
              gpus: str | None, workers: int, sandbox: str, info: dict[str, Any],
              console: Console, ray: str | None = None, lookahead: int | None = None) -> int:
+    from cudaopt.bench import report
     from cudaopt.bench.agent_job import PLUGIN
     from cudaopt.bench.live import BenchView
+    from cudaopt.bench.runner import run
     from cudaopt.executor import make_executor
 
     try:
@@ -206,6 +211,7 @@ def _job_timeout_s(config: BenchConfig) -> float:
 
 
 def _finish(bench: Path, console: Console) -> None:
+    from cudaopt.bench import report, results
     from cudaopt.bench.render import print_summary
 
     if not (bench / results.RESULTS).is_file():
@@ -222,6 +228,8 @@ def show_cmd(bench: Path = typer.Argument(..., metavar="BENCH", help="a bench fo
     """Show a bench's table again.
 
     Its summary files are rewritten from results.jsonl."""
+    from cudaopt.bench import report
+
     try:
         _finish_checked(bench)
     except report.NotABench as exc:
@@ -229,6 +237,8 @@ def show_cmd(bench: Path = typer.Argument(..., metavar="BENCH", help="a bench fo
 
 
 def _finish_checked(bench: Path) -> None:
+    from cudaopt.bench import report
+
     report.load(bench)
     _finish(bench, Console(stderr=True))
 
@@ -242,6 +252,7 @@ def compare_cmd(a: Path = typer.Argument(..., metavar="BENCH_A", help="bench A (
     Per-task changes from A to B and the change of every summary figure."""
     import json
 
+    from cudaopt.bench import report, results
     from cudaopt.bench.compare import compare, render
 
     try:

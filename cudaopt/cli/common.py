@@ -1,24 +1,29 @@
 """What several command modules share, so that no command reaches into another's module:
 the options every judging command takes, the settings layered under them, and the steps
 `optimize` and `bench` (or `show`) both take before any work: the device, the sandbox, a
-run found again from a short name."""
+run found again from a short name.
+
+Every command module imports this one, and every `cudaopt` command imports every command
+module (typer reads them all to parse), so what it needs only in one step is imported in
+that step: the agent's `cudaopt verify` and `profile` pay for no git, sandbox or run index.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from cudaopt.cli import runcheck
 from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
 from cudaopt.judge import JudgeOptions
-from cudaopt.runs.folder import RunMeta
-from cudaopt.runs.index import list_runs
-from cudaopt.sandbox import Sandbox, SandboxUnavailable, resolve_sandbox
+
+if TYPE_CHECKING:
+    from cudaopt.runs.folder import RunMeta
+    from cudaopt.sandbox import Sandbox
 
 EXIT_INTERRUPTED = 130
 LATEST = ("latest", "last")
@@ -68,6 +73,8 @@ def layered_options(model: Path, device: str | None, atol: float | None, rtol: f
 
 def device_for(settings: Settings) -> tuple[str, str]:
     """(kind for the workspace: cuda|cpu, device for the judge), "auto" resolved."""
+    from cudaopt.cli import runcheck
+
     try:
         return runcheck.resolve_device(settings.device)
     except runcheck.NotReady as exc:
@@ -77,6 +84,8 @@ def device_for(settings: Settings) -> tuple[str, str]:
 def sandbox_for(settings: Settings, env_dirs: list[Path], console: Console) -> Sandbox:
     """The agent shell's sandbox: refusing to start beats an unconfined shell by surprise.
     `env_dirs` hold the `.env` files just loaded; their settings never reach the shell."""
+    from cudaopt.sandbox import SandboxUnavailable, resolve_sandbox
+
     try:
         sandbox = resolve_sandbox(settings.sandbox, dotenv_dirs=env_dirs)
     except SandboxUnavailable as exc:
@@ -103,6 +112,8 @@ def where(dirs: list[Path]) -> str:
 
 def find_run(run: str, dirs: list[Path]) -> Path:
     """A run directory from a path, a run id, a unique id prefix, or `latest`."""
+    from cudaopt.runs.index import list_runs
+
     path = Path(run)
     if (path / "meta.json").is_file():
         return path

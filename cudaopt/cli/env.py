@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -21,8 +22,9 @@ from cudaopt.cli.common import (
     setting_opt,
 )
 from cudaopt.config import load_settings
-from cudaopt.executor import SlotSpec
-from cudaopt.executor.base import slot_specs
+
+if TYPE_CHECKING:  # the executor is imported where a step needs it: see `common`
+    from cudaopt.executor import SlotSpec
 
 env_app = typer.Typer(no_args_is_help=True, help="Serve cudaopt's judge as a reward "
                       "service for RL.\n\nTrain a kernel-writing policy against it in the "
@@ -131,6 +133,8 @@ def serve_cmd(
 def _local_slots(device: str, workers: int) -> list[SlotSpec]:
     """This machine's own slots, for episodes when /verify runs on a cluster; none when it
     has no device of that kind (episodes are then refused with a reason)."""
+    from cudaopt.executor.base import slot_specs
+
     try:
         return slot_specs(device, None, workers)
     except ValueError:

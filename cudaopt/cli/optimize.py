@@ -10,15 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from cudaopt.agent.errors import PreflightError
-from cudaopt.agent.events import OnEvent
-from cudaopt.agent.run import RunResult, start_run
-from cudaopt.cli import optimize_setup as setup
 from cudaopt.cli.common import (
     DEFAULTS,
     EXIT_INTERRUPTED,
@@ -31,8 +27,12 @@ from cudaopt.cli.common import (
 from cudaopt.cli.live import LiveView
 from cudaopt.cli.style import fail
 from cudaopt.config import ConfigError, Settings, load_settings
-from cudaopt.runs import gitops
 from cudaopt.runs.folder import read_meta, write_meta
+
+if TYPE_CHECKING:  # the agent and git are imported where a step needs them: see `common`
+    from cudaopt.agent.events import OnEvent
+    from cudaopt.agent.run import RunResult
+    from cudaopt.runs import gitops
 
 EXIT_NOT_ACCEPTED, EXIT_COMMIT_FAILED = 1, 3
 
@@ -47,6 +47,8 @@ def _commit(
 ) -> int:
     """The git step, from the run's "done" event: an accepted, freshly re-checked best lands
     on a new branch before the final report is shown, so the report names the branch."""
+    from cudaopt.runs import gitops
+
     run_dir, meta = data["run_dir"], data["meta"]
 
     def commit() -> gitops.CommitResult:
@@ -143,6 +145,9 @@ def optimize_command(
     sandbox: str = SandboxOpt, backend: str | None = BackendOpt, verbose: bool = VerboseOpt,
 ) -> None:
     """The run's story: find what to run, check it, run it, commit what is accepted."""
+    from cudaopt.agent.run import start_run
+    from cudaopt.cli import optimize_setup as setup
+
     if (task is None) == (resume is None):
         raise fail("give a task file, or --resume RUN (not both)")
     found = find_run(resume, [Path.cwd()]) if resume else None
@@ -226,6 +231,8 @@ def _launch(
 ) -> RunResult:
     """Run under the live view; a model that cannot be reached is a clean exit 2.
     `before_report` sees the "done" event before the view prints the final report."""
+    from cudaopt.agent.errors import PreflightError
+
     view = LiveView(console, verbose=verbose)
     show = view.on_event
 
