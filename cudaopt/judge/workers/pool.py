@@ -119,8 +119,8 @@ class JudgePool:
         return {**self._worker_env(), TURN_ENV: str(self._turn_lock().path)}
 
     def _worker_env(self) -> dict[str, str]:
-        """A pool that judges on CUDA has its workers make their CUDA context as they start
-        (0.2-0.5 s each, and the candidate's is on every judgement's path otherwise)."""
+        """A pool that judges on CUDA has its workers make their CUDA context as they start:
+        made later, the candidate's lies on every judgement's path (see `ready_cuda`)."""
         return {**self.env, CUDA_AHEAD_ENV: "1"} if self.device == "cuda" else self.env
 
     def candidate_turn(self, device: str) -> AbstractContextManager:
