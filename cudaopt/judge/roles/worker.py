@@ -67,11 +67,11 @@ def run(role: str) -> None:
 
 
 def ready_cuda() -> None:
-    """The CUDA context made before the first message: a worker started ahead of need
-    (the next candidate's, the next task's) would otherwise make it inside its judgement,
-    after the judge has asked for its import. Only the judge's own code runs here, before
-    any candidate code is imported. Without a usable GPU there is nothing to make; the
-    judgement then says so itself."""
+    """The CUDA context made before the first message: the next candidate's process, started
+    ahead of need, would otherwise make it inside its judgement, after the judge has asked
+    for its import. Only the judge's own code runs here, before any candidate code is
+    imported. Without a usable GPU there is nothing to make; the judgement then says so.
+    Trusted workers are not asked to: see docs/judge.md."""
     try:
         if torch.cuda.is_available():
             torch.empty(1, device="cuda")

@@ -32,8 +32,8 @@ PREWARM_ENV = "CUDAOPT_PREWARM"
 #: In a worker's environment: when its parent started it (epoch seconds), so the worker can
 #: say what its start-up cost (`boot` in the verdict's sub-phases).
 SPAWNED_ENV = "CUDAOPT_SPAWNED_AT"
-#: In a worker's environment: its judgements run on CUDA, so it creates its CUDA context
-#: while it waits for its first message (see `roles.worker.ready_cuda`).
+#: In a candidate worker's environment: its judgement runs on CUDA, so it creates its CUDA
+#: context while it waits for its first message (see `roles.worker.ready_cuda`).
 CUDA_AHEAD_ENV = "CUDAOPT_CUDA_AHEAD"
 #: The folder holding the `cudaopt` package the judge runs from.
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])

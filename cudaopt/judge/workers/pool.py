@@ -116,12 +116,7 @@ class JudgePool:
 
     def _turn_env(self) -> dict[str, str]:
         """The reference workers take the GPU's lock themselves for such steps."""
-        return {**self._worker_env(), TURN_ENV: str(self._turn_lock().path)}
-
-    def _worker_env(self) -> dict[str, str]:
-        """A pool that judges on CUDA has its workers make their CUDA context as they start:
-        made later, the candidate's lies on every judgement's path (see `ready_cuda`)."""
-        return {**self.env, CUDA_AHEAD_ENV: "1"} if self.device == "cuda" else self.env
+        return {**self.env, TURN_ENV: str(self._turn_lock().path)}
 
     def candidate_turn(self, device: str) -> AbstractContextManager:
         """Held by the judge around the candidate's GPU step outside the judgement's turn
@@ -139,9 +134,12 @@ class JudgePool:
         return self._isolation
 
     def _new_candidate(self) -> Worker:
-        """No GPU turn in its environment: see `candidate_turn`."""
-        return candidate_worker(self._log("candidate"), self._worker_env(), self.scratch,
-                                self.wrapper, self.isolate and self.isolation.isolated)
+        """No GPU turn in its environment: see `candidate_turn`. In a pool that judges on
+        CUDA it makes its CUDA context as it starts (see `ready_cuda`): made later, that
+        lies on every judgement's path, in `load.candidate.import_wait`."""
+        env = {**self.env, CUDA_AHEAD_ENV: "1"} if self.device == "cuda" else self.env
+        return candidate_worker(self._log("candidate"), env, self.scratch, self.wrapper,
+                                self.isolate and self.isolation.isolated)
 
     def task_copy(self, task: Path) -> Path:
         """The task as the candidate worker reads it: a fresh copy in the scratch folder, so a
