@@ -104,7 +104,7 @@ def test_a_build_made_on_another_node_is_used_as_it_is(cluster, tmp_path: Path) 
     # the entry object this host keeps for its own builds stays here: a shipped build
     # compiles and carries its own (this one would not even link)
     entry = shared.digest(None, kernel_build._flags(False), kernel_build.DATA_DIR)
-    planted = kernel_store(job.options).parent / "entry" / entry / shared.ENTRY
+    planted = shared.entry_path(kernel_store(job.options), entry)
     planted.parent.mkdir(parents=True)
     planted.write_bytes(b"not an object file")
     root = tmp_path / "root"

@@ -121,17 +121,22 @@ def _self_contained(build_dir: Path, ninja: str, allowed: list[Path]) -> bool:
     return True
 
 
+def entry_path(store_dir: Path, key: str) -> Path:
+    """Where the entry object of the builds with digest `key` is kept: beside the store."""
+    return store_dir.parent / "entry" / key / ENTRY
+
+
 def entry_object(store_dir: Path, key: str) -> Path | None:
     """The judge's entry object (`ENTRY`: the module's one fixed source, compiled with
     torch's headers) kept from an earlier build with the same flags, or None. Every build
     links the same object: compiling it took 3.5 s of a 17 s CPU build."""
-    found = store_dir.parent / "entry" / key / ENTRY
+    found = entry_path(store_dir, key)
     return found if found.is_file() else None
 
 
 def keep_entry(store_dir: Path, key: str, built: Path) -> None:
     """Keep the entry object a build just compiled for the builds after it."""
-    folder = store_dir.parent / "entry" / key
+    folder = entry_path(store_dir, key).parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
         partial = folder / f".{ENTRY}.{os.getpid()}.tmp"
