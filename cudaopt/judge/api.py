@@ -174,8 +174,7 @@ def _run(session: Session, verdict: Verdict, device: Callable[[], Any],
     with device():
         if options.profile:
             started = time.perf_counter()
-            with session.pool.quiet(verdict.device):
-                profile(session, verdict, say)
+            profile(session, verdict, say)
             verdict.profile_s = time.perf_counter() - started
         with phase(verdict, "streams"):
             check_streams(session, verdict, say)  # last: it may leave the candidate unusable

@@ -1,5 +1,6 @@
 """On a CPU, the processes a warm pool started ahead are stopped while a judgement times and
-continued after it (see `workers.quiet`). Real processes: the pool's, and a small tree."""
+continued after it; on a GPU they are kept off the timing thread's CPU (see `workers.quiet`).
+Real processes: the pool's, and a small tree."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers import template
 from cudaopt.judge.workers.pool import JudgePool
-from cudaopt.judge.workers.quiet import family, stopped
+from cudaopt.judge.workers.quiet import family, kept_off, stopped
+
+from ..conftest import EXAMPLES
 
 ZOO = Path(__file__).parent / "zoo"
 #: a process that starts a child of its own, then both wait
@@ -24,6 +29,22 @@ SLOW_TEMPLATE = """import pathlib, time
 if b"cudaopt.judge.roles.template" in pathlib.Path("/proc/self/cmdline").read_bytes():
     time.sleep(600)
 """
+
+
+#: a process with a second thread, that starts a child after a moment (inside the block)
+THREADS = ("import subprocess, sys, threading, time; "
+           "threading.Thread(target=time.sleep, args=(120,), daemon=True).start(); "
+           "time.sleep(float(sys.argv[1])); "
+           "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+           "time.sleep(120)")
+
+
+def _cpus(tid: int) -> set[int]:
+    return os.sched_getaffinity(tid)
+
+
+def _threads(pids: list[int]) -> list[int]:
+    return [int(t) for pid in pids for t in os.listdir(f"/proc/{pid}/task")]
 
 
 def _states(pids: list[int]) -> list[str]:
@@ -81,3 +102,58 @@ def test_what_a_pool_started_ahead_waits_while_a_cpu_judgement_times(tmp_path: P
     finally:
         pool.close()
         template.close_all()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to move between")
+def test_a_process_its_threads_and_a_child_started_meanwhile_leave_the_timing_cpu() -> None:
+    """Every thread of the tree leaves the timing CPU for the block, a child started inside
+    it too, and all get their CPUs back after it."""
+    wide = os.sched_getaffinity(0)
+    timing = max(wide)
+    parent = subprocess.Popen([sys.executable, "-c", THREADS, "1.5"])
+    try:
+        deadline = time.monotonic() + 60
+        while len(_threads([parent.pid])) < 2:
+            assert time.monotonic() < deadline, "the thread never started"
+            time.sleep(0.05)
+        with kept_off([parent.pid], {timing}) as moved:
+            assert len(moved) >= 2 and set(moved) <= set(_threads([parent.pid]))
+            while len(family([parent.pid])) < 2:
+                assert time.monotonic() < deadline, "the child never started"
+                time.sleep(0.05)
+            tree = _threads(family([parent.pid]))
+            assert all(_cpus(tid) == wide - {timing} for tid in tree)
+        assert all(_cpus(tid) == wide for tid in _threads(family([parent.pid])))
+    finally:
+        for pid in family([parent.pid])[::-1]:
+            subprocess.run(["kill", "-9", str(pid)], check=False)
+        parent.wait()
+
+
+@pytest.mark.gpu
+def test_what_a_pool_started_ahead_runs_off_the_timing_cpu_while_a_cuda_judgement_times(
+        ) -> None:
+    """On a GPU the spare candidate process is not stopped: it runs on through the timing
+    rounds on every CPU but the one the timed calls were pinned to, and has that one back
+    afterwards."""
+    options = JudgeOptions(device="cuda", compile_baseline=False, time_budget_s=1.0)
+    pool = JudgePool(worker_env(options))
+    seen: list[tuple[str, set[int]]] = []
+
+    def say(message: str) -> None:
+        spare = pool.spares.candidate
+        if message.startswith("timing: round") and spare is not None:
+            tree = _threads(family([spare.proc.pid]))
+            seen.append((_states([spare.proc.pid])[0], set().union(*map(_cpus, tree))))
+
+    try:
+        example = EXAMPLES / "fused_swish_cuda"
+        verdict = check(example / "model.py", example / "model_new.py", options, say, pool=pool)
+        assert verdict.status is Status.OK, verdict.error or verdict.violations
+        cpu = verdict.timing_cpu
+        assert cpu is not None and seen
+        assert all(state != "T" and cpu not in cpus for state, cpus in seen), (cpu, seen)
+        spare = pool.spares.candidate
+        assert spare is not None and cpu in _cpus(spare.proc.pid)
+    finally:
+        pool.close()

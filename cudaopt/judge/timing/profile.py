@@ -74,11 +74,12 @@ def profile(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     say("baselines ready; timing: warm-up")
     pins = _pin(session, verdict)
     try:
-        with phase(verdict, "timing"):
-            _time(session, verdict, say, names)
-        if not verdict.violations:
-            with phase(verdict, "warm"):
-                measure(session, verdict, say)  # the warm, back-to-back figure, pinned alike
+        with session.pool.quiet(session.device, verdict.timing_cpu):
+            with phase(verdict, "timing"):
+                _time(session, verdict, say, names)
+            if not verdict.violations:
+                with phase(verdict, "warm"):
+                    measure(session, verdict, say)  # the warm, back-to-back figure, alike
     finally:
         for worker, before in pins:
             if worker.alive:  # a candidate that crashed is reported as such, not here

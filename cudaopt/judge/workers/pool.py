@@ -33,7 +33,7 @@ from cudaopt.judge.workers.lending import (
     lease_key,
     untouched,
 )
-from cudaopt.judge.workers.quiet import stopped
+from cudaopt.judge.workers.quiet import kept_off, stopped
 from cudaopt.judge.workers.scratch import scratch_root
 from cudaopt.judge.workers.spares import Spares
 
@@ -101,13 +101,15 @@ class JudgePool:
         """The spare candidate worker (already past `import torch`); the next one starts now."""
         return self.spares.take_candidate()
 
-    def quiet(self, device: str) -> AbstractContextManager:
-        """Around a judgement's timing: on a CPU, the processes this pool started ahead, and
-        this process's templates still importing (a warm pool's first judgement starts one),
-        are stopped, since there they would take cores from the timed calls (see `quiet`)."""
-        if device != "cpu":
-            return nullcontext()
-        return stopped(self.spares.pids() + template.starting_pids())
+    def quiet(self, device: str, timing_cpu: int | None) -> AbstractContextManager:
+        """Around a judgement's timing, the processes this pool started ahead, and this
+        process's templates still importing (a warm pool's first judgement starts one): on a
+        CPU stopped, since there they would take cores from the timed calls; on a GPU kept
+        off the timing thread's CPU, `timing_cpu` (see `quiet`)."""
+        pids = self.spares.pids() + template.starting_pids()
+        if device == "cpu":
+            return stopped(pids)
+        return kept_off(pids, {timing_cpu}) if timing_cpu is not None else nullcontext()
 
     def _turn_lock(self) -> DeviceLock:
         """The GPU's host-wide lock, which GPU steps outside the judgement's turn take."""

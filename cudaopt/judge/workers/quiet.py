@@ -1,4 +1,4 @@
-"""The judge's own processes started ahead of need, stopped while a CPU judgement times.
+"""The judge's own processes started ahead of need, kept from the timed calls' CPUs.
 
 A warm pool starts the next candidate process (and, ahead of a bench's next task, reference
 processes) while the current judgement runs, so that their `import torch`, seconds of CPU,
@@ -10,6 +10,10 @@ an unchanged model with a Linear layer, whose two threads wait for each other, w
 scattered past the noise margin. The contention probe cannot tell: the judge's descendants
 are its own work, not another user's load. So those processes, and any they started, are
 stopped for the timing and continued after it; nothing of theirs is lost, only delayed.
+
+On a GPU they run on through the timing, only not on the timing thread's CPU (`kept_off`):
+a process importing torch there would slow the launches of whichever contestant is timed
+at that moment, and the scheduler does not keep them apart by itself.
 """
 
 from __future__ import annotations
@@ -83,3 +87,44 @@ def stopped(pids: list[int]) -> Iterator[list[int]]:
         yield held
     finally:
         _signal(held[::-1], signal.SIGCONT)
+
+
+def _threads(pid: int) -> list[int]:
+    try:
+        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []  # gone
+
+
+@contextlib.contextmanager
+def kept_off(pids: list[int], cpus: set[int]) -> Iterator[list[int]]:
+    """Every thread of `pids` and their descendants moved off `cpus` for the block, and given
+    back the CPUs it had after it; yields the threads it moved. A thread or process started
+    meanwhile inherits the narrowed set and gets its root's whole set back after the block.
+    One that may use no other CPU, or may not be moved, is left as it is."""
+    moved: dict[int, set[int]] = {}
+    wide = {root: _affinity(root) for root in pids}
+    for root in pids:
+        for tid in (t for pid in family([root]) for t in _threads(pid)):
+            held = _affinity(tid)
+            with contextlib.suppress(OSError):
+                if held & cpus and held - cpus:
+                    os.sched_setaffinity(tid, held - cpus)
+                    moved[tid] = held
+    try:
+        yield list(moved)
+    finally:
+        for root in pids:
+            narrowed = wide[root] - cpus
+            for tid in (t for pid in family([root]) for t in _threads(pid)):
+                back = moved.get(tid) or (wide[root] if _affinity(tid) == narrowed else None)
+                with contextlib.suppress(OSError):
+                    if back:
+                        os.sched_setaffinity(tid, back)
+
+
+def _affinity(tid: int) -> set[int]:
+    try:
+        return os.sched_getaffinity(tid)
+    except OSError:
+        return set()  # gone, or not ours to read
