@@ -162,10 +162,13 @@ def test_a_profiled_baseline_process_is_never_timed_again() -> None:
         reference = pool.new_reference("ref")
         profiled_too = pool.new_reference("baseline")
         profiled_too.profiled = True
-        pool.keep(Loaded(reference, {"device_name": "cpu"}), Loaded(profiled_too, {}))
+        pool.keep(Loaded(reference, {"device_name": "cpu"}, device_gib=0.5),
+                  Loaded(profiled_too, {}, device_gib=18.0))
         held_reference, held_baseline = pool._reference, pool._baseline
         assert held_reference.worker is profiled_too and held_reference.info["device_name"]
         assert held_baseline.worker is reference and held_baseline.compiled is None
+        # what each process holds goes with it: a lender bounds what it keeps by the sum
+        assert (held_reference.device_gib, held_baseline.device_gib) == (18.0, 0.5)
         for worker in (reference, profiled_too):
             worker.close()
         for worker in (profiled, successor):
