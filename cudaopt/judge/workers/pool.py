@@ -238,9 +238,8 @@ class JudgePool:
         judgement's reference outputs (never timed), the reference process compiles and
         times the baselines (torch.compile's cache makes that about a second). Where there
         is no reference to trade with, or a reply is still owed, it goes, and its successor
-        starts now. Each process keeps the device memory it last held: a lender bounds what
-        it keeps by that figure, and a traded pair that read 0 GiB was kept on an H100 while
-        holding 37 GiB, and the next tasks of a bench ran out of memory."""
+        starts now. Each process keeps the figure of the device memory it last held: a
+        lender bounds what it keeps by that figure."""
         if reference is not None and not profiled.owed:
             return (Loaded(profiled.worker, reference.info, device_gib=profiled.device_gib),
                     Loaded(reference.worker, {}, device_gib=reference.device_gib))
