@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from cudaopt.judge.building import vec_isa
 from cudaopt.judge.building.caches import compile_counters, first_call
 from cudaopt.judge.building.loading import build_model, host_math, load_module, use_threads
 from cudaopt.judge.checks.signal import perturbed
@@ -133,6 +134,7 @@ class ReferenceWorker:
         start = time.perf_counter()
         bench = made(self.bench, "load")
         clock, before = Stopwatch(), compile_counters()
+        vec_isa.before_compile()
         self.modes = {mode: torch.compile(self.model, mode=mode)
                       for mode in cmd["mode"].split(",")}
         clock.lap("wrap")
@@ -145,6 +147,7 @@ class ReferenceWorker:
                 bench.timer.sync()
                 clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
                 del inputs
+        vec_isa.after_compile()
         self.mode = fastest_mode(bench, self.modes, cmd["seeds"] * 3)
         self.compiled = self.modes[self.mode]
         clock.lap("mode_selection")

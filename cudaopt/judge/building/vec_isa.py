@@ -1,0 +1,95 @@
+"""torch.compile's check of the CPU's vector instructions, paid once per machine, not per process.
+
+Before its first CPU kernel in a process, inductor finds which vector instruction sets
+(AVX-512, AVX2, ...) the CPU lists and its C++ compiler can use: it builds a small library per
+set (kept in its cache) and loads each one in a new Python process
+(`torch._inductor.cpu_vec_isa.valid_vec_isa_list`). Every baseline process paid those loads
+again: 1.3-1.4 s of a CPU compile served from a warm cache on a 2-core host, about a fifth of
+a small task's judgement, and more of the test suite.
+
+The answer depends only on the CPU, the compiler and torch. So the first process that probes
+keeps it, in the inductor cache's folder, where every set the CPU lists passed; a later
+process with the same CPU, compiler and torch takes that answer for the loads and still
+builds (or finds in the cache) each library as torch does. Nothing else of inductor changes:
+its configuration, and so its cache keys, stay as they were. Where a set failed, nothing is
+kept and every process probes. A note forged by another process of the user makes a compile
+use a set the CPU lists, which at worst fails that compile; whoever can write it can already
+write the compiled libraries in the same folder, which the baseline loads and runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+from pathlib import Path
+
+FOLDER = "cudaopt-vec-isa"
+
+
+def before_compile() -> None:
+    """Answer inductor's check from a kept note, where one matches this machine."""
+    try:
+        from torch._inductor import config, cpu_vec_isa
+
+        if (config.cpp.vec_isa_ok is not None or _probed(cpu_vec_isa)
+                or not hasattr(cpu_vec_isa.VecISA, "_probe_load")):
+            return
+        note = _note()
+        if note is None or not note.is_file():
+            return
+        probe = cpu_vec_isa.VecISA._probe_load
+        cpu_vec_isa.VecISA._probe_load = lambda self, path: True  # type: ignore[method-assign,assignment]
+        try:
+            cpu_vec_isa.valid_vec_isa_list()
+        finally:
+            cpu_vec_isa.VecISA._probe_load = probe  # type: ignore[method-assign]
+    except Exception:  # noqa: BLE001 - the compile probes as torch does
+        pass
+
+
+def after_compile() -> None:
+    """Keep the answer of a check this process made, where every set the CPU lists passed."""
+    try:
+        from torch._inductor import config, cpu_vec_isa
+
+        note = _note()
+        if config.cpp.vec_isa_ok is not None or not _probed(cpu_vec_isa) or note is None:
+            return
+        found = {str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()}
+        if found and found == _listed(cpu_vec_isa) and not note.is_file():
+            note.parent.mkdir(parents=True, exist_ok=True)
+            partial = note.with_suffix(f".{os.getpid()}")
+            partial.write_text(json.dumps(sorted(found)))
+            partial.replace(note)
+    except Exception:  # noqa: BLE001 - only a later process's time depends on it
+        pass
+
+
+def _probed(cpu_vec_isa) -> bool:  # noqa: ANN001 - torch's module
+    return bool(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize)
+
+
+def _listed(cpu_vec_isa) -> set[str]:  # noqa: ANN001 - torch's module
+    flags = cpu_vec_isa.x86_isa_checker()
+    return {str(isa) for isa in cpu_vec_isa.supported_vec_isa_list
+            if all(flag in flags for flag in str(isa).split())}
+
+
+def _note() -> Path | None:
+    """The note's path for this CPU, compiler and torch, or None where it is not kept (no
+    inductor cache folder given, or not an x86 CPU)."""
+    import torch
+    from torch._inductor import cpp_builder, cpu_vec_isa
+
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not cache or platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    compiler = shutil.which(cpp_builder.get_cpp_compiler()) or ""
+    stat = os.stat(compiler) if compiler else None
+    key = json.dumps([torch.__version__, torch.__file__, compiler,
+                      [stat.st_size, stat.st_mtime_ns] if stat else None,
+                      sorted(cpu_vec_isa.x86_isa_checker())])
+    return Path(cache) / FOLDER / hashlib.sha256(key.encode()).hexdigest()[:32]
