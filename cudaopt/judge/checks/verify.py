@@ -252,9 +252,8 @@ def check_streams(session: Session, verdict: Verdict, say: Callable[[str], None]
             ask_reference(session, op, timeout_s, **args)
         mismatch = compare_kept(session, session.reference, ["g"],
                                 session.outputs_dir("streams"))["g"]
-        # its inputs and outputs drawn anew: given back, and the figure a lender keeps the
-        # process by taken now (a kept reference held 18.8 GiB after 6 GiB-input tasks,
-        # under the figure taken when verification trimmed it)
+        # its inputs and outputs drawn anew: given back (a kept reference held 18.8 GiB
+        # after 6 GiB-input tasks)
         session.note_memory("reference", ask_reference(session, "trim", timeout_s))
         if mismatch and reply.get("stale"):
             found.append(f"{STALE}: captured into a CUDA graph, forward launched nothing and "

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cudaopt.judge.workers.adopted import Adopted
-from cudaopt.judge.workers.child import Worker
+from cudaopt.judge.workers.child import Worker, WorkerFailure
 from cudaopt.judge.workers.scheduling import departure
 
 #: The weights' file in a pool's scratch folder, where its candidates load them from.
@@ -81,6 +81,22 @@ class Lease:
                         f"{len(held.owed)} accounted for")
         if not isinstance(self.reference.info.get("state_sha256"), str):
             return "its weights' digest is unknown"
+        return None
+
+    def measure(self, timeout_s: float) -> str | None:
+        """Read each process's device memory now, as the pair is given away; why that
+        failed, or None. A lender bounds what it keeps by these figures, and one taken
+        after an earlier step would miss what a later step drew (a reference kept after the
+        stream check held 18.8 GiB under the figure verification had left). Each process
+        must owe no reply: one in flight would be read as the answer."""
+        for name, held in zip(("reference", "baseline"), self.loaded, strict=False):
+            try:
+                found = held.worker.call("trim", timeout_s).get("memory_gib")
+            except WorkerFailure as exc:
+                return f"its {name} process did not say what it holds: {str(exc)[:200]}"
+            if not (isinstance(found, list) and len(found) == 3):
+                return f"its {name} process did not say what it holds"
+            held.device_gib = float(found[1])
         return None
 
     def close(self) -> None:

@@ -37,6 +37,9 @@ from cudaopt.judge.workers.quiet import kept_off, stopped
 from cudaopt.judge.workers.scratch import scratch_root
 from cudaopt.judge.workers.spares import Spares
 
+#: How long a trusted process may take to say what device memory it holds as it is lent
+MEASURE_S = 60.0
+
 
 class JudgePool:
     """`keep_warm=False` is the one-off pool of a single `cudaopt check`: nothing is started
@@ -187,13 +190,18 @@ class JudgePool:
         self.init_seed, self.breakdowns = lease.init_seed, lease.breakdowns
 
     def _lease(self) -> Lease | None:
-        """The pair held, as a lease the lender can keep: loaded, sound, weights known."""
+        """The pair held, as a lease the lender can keep: loaded, sound, weights known and,
+        on a GPU, its memory read as it is given (`Lease.measure`)."""
         if (self.lender is None or self._reference is None or self._lease_key is None
                 or not self.keep_warm):
             return None
-        lease = Lease(self._lease_key, self._reference, self._baseline, self.init_seed,
+        on_gpu = self._key is not None and self._key[1].startswith("cuda")
+        baseline = self._baseline
+        if on_gpu and baseline is not None and baseline.owed:
+            baseline = None  # a load or compile in flight: what it will hold is not known
+        lease = Lease(self._lease_key, self._reference, baseline, self.init_seed,
                       self.scratch / STATE_NAME, self.breakdowns)
-        return lease if lease.sound() else None
+        return lease if lease.sound() and not (on_gpu and lease.measure(MEASURE_S)) else None
 
     def reseed(self) -> None:
         """New weights for the next judgement (a final check): the warm reference and
@@ -255,10 +263,9 @@ class JudgePool:
         lease = self._lease()
         if lease is not None and self.lender is not None:
             self.lender.give(lease)
-        else:
-            for loaded in (self._reference, self._baseline):
-                if loaded is not None:
-                    loaded.worker.close()
+        for loaded in (self._reference, self._baseline):
+            if loaded is not None and not (lease and any(loaded is held for held in lease.loaded)):
+                loaded.worker.close()
         self._reference = self._baseline = None
         self.breakdowns = {}
         self.init_seed = int.from_bytes(os.urandom(7), "little")
