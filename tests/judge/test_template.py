@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers import template
 from cudaopt.judge.workers.child import Worker, WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool
-from tests.conftest import forked, held_only_its_own
+from tests.conftest import ROOT, forked, held_only_its_own
 
 MARK = 0.123456789  # every element of the task's output: bytes no process holds by chance
 TASK = f'''import torch
@@ -147,3 +150,43 @@ def test_a_fork_takes_the_judges_scheduling_not_what_the_template_was_given() ->
         worker.discard()
     finally:
         pool.close()
+
+
+#: One-off judgements in a row in a new process, as a script calling `check` in a loop makes
+#: them; per judgement, the trusted workers started as new Pythons (not forked).
+ONE_OFF_LOOP = """
+import json, sys, time
+from pathlib import Path
+from cudaopt.judge import JudgeOptions, check
+from cudaopt.judge.workers import spawner, template
+
+started, popen = [], spawner.popen
+def counted(argv, **kwargs):
+    started.append(argv[-1])
+    return popen(argv, **kwargs)
+spawner.popen = counted
+folder = Path(sys.argv[1])
+for _ in range(3):
+    started.clear()
+    verdict = check(folder / "model.py", folder / "model_new.py", JudgeOptions(
+        device="cpu", time_budget_s=1.0, compile_baseline=False))
+    while template.starting_pids():
+        time.sleep(0.1)  # the next judgement finds the template ready, as a loop's later do
+    print(json.dumps({"ok": verdict.correct, "fresh": started.count("reference")}))
+"""
+
+
+def test_a_process_judging_again_forks_its_one_off_judgements_trusted_workers(
+        tmp_path: Path) -> None:
+    """Its first one-off judgement starts its trusted workers as new processes (a template
+    would not live to be used); after that the process is judging in a loop, and they are
+    forked warm from a template."""
+    (tmp_path / "model.py").write_text(TASK)
+    (tmp_path / "model_new.py").write_text(CANDIDATE)
+    done = subprocess.run([sys.executable, "-c", ONE_OFF_LOOP, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rounds = [json.loads(line) for line in done.stdout.splitlines()]
+    assert all(r["ok"] for r in rounds), rounds
+    assert rounds[0]["fresh"] >= 1 and rounds[1]["fresh"] >= 1, rounds
+    assert rounds[2]["fresh"] == 0, rounds

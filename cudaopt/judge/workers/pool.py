@@ -11,6 +11,7 @@ need, so a warm judgement costs the build, the candidate's import and the measur
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import shutil
 import tempfile
@@ -37,6 +38,8 @@ from cudaopt.judge.workers.quiet import kept_off, stopped
 from cudaopt.judge.workers.scratch import scratch_root
 from cudaopt.judge.workers.spares import Spares
 
+_ONE_OFF_POOLS = itertools.count()
+
 #: How long a trusted process may take to say what device memory it holds as it is lent
 MEASURE_S = 60.0
 
@@ -58,6 +61,11 @@ class JudgePool:
         run's sandbox); else, with `isolate`, the pool does (see `isolation`)."""
         self.env = env
         self.keep_warm = keep_warm
+        # trusted workers forked from a warm template (`workers.template`): a long-lived
+        # pool's, and a one-off pool's where this process judged before (a script or a test
+        # runner calling `check` in a loop). A process's first one-off judgement would not
+        # live to use a template; the ones after it paid each worker's imports again.
+        self.forks = keep_warm or next(_ONE_OFF_POOLS) > 0
         self.wrapper = wrapper
         self.ahead = ahead
         self.isolate = isolate and not confined
@@ -295,7 +303,7 @@ class JudgePool:
         env = self._turn_env()
         if prewarm:
             env[PREWARM_ENV] = "compile"
-        return Worker("reference", self._log(name), env, fork=self.keep_warm)
+        return Worker("reference", self._log(name), env, fork=self.forks)
 
     def close(self) -> None:
         self._drop()

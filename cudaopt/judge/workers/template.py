@@ -126,8 +126,8 @@ def _imported(env: dict[str, str]) -> dict[str, str]:
 def fork_reference(env: dict[str, str], fds: tuple[int, int, int]) -> Adopted | None:
     """A reference worker forked with the full environment `env` and these (command, reply,
     log) descriptors, or None: none ready for `env` yet (one starts now for the next), or
-    forking turned off (`CUDAOPT_FORK_WORKERS=0` in `env`). Only long-lived pools ask: a
-    one-off judgement would not live to use a template."""
+    forking turned off (`CUDAOPT_FORK_WORKERS=0` in `env`). Long-lived pools ask, and
+    one-off pools after a process's first (`JudgePool.forks`)."""
     if env.get(FORK_ENV) == "0":
         return None
     key = json.dumps(sorted(_imported(env).items()))
