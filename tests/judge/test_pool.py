@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
+from cudaopt.judge.workers import template
 from cudaopt.judge.workers.adopted import Adopted
 from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool, Loaded
@@ -179,15 +180,16 @@ def test_a_profiled_baseline_process_is_never_timed_again() -> None:
 
 def test_a_worker_started_anew_is_a_new_program_holding_only_its_pipes_and_log(
         tmp_path: Path) -> None:
-    """A candidate, and a one-off judgement's trusted workers, are new programs (their own
-    command line, no page of their parent's) holding no descriptor of the parent's but their
-    two pipes and their log, not even one the parent left inheritable, as it would a
-    reference output's file. (A long-lived pool's trusted workers are forks of a template
-    that never held a task: tests/judge/test_template.py.)"""
+    """A candidate, and a trusted worker not forked (a process's first one-off judgement's,
+    or any with forking off), are new programs (their own command line, no page of their
+    parent's) holding no descriptor of the parent's but their two pipes and their log, not
+    even one the parent left inheritable, as it would a reference output's file. (Forked
+    trusted workers come from a template that never held a task:
+    tests/judge/test_template.py.)"""
     outputs = open(tmp_path / "reference_outputs.pt", "wb")  # what a judge's parent may hold
     os.set_inheritable(outputs.fileno(), True)
-    pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False,  # its own fds
-                     keep_warm=False)
+    env = {**worker_env(JudgeOptions(device="cpu")), template.FORK_ENV: "0"}
+    pool = JudgePool(env, isolate=False, keep_warm=False)  # isolate=False: its own fds
     try:
         for worker in (pool.candidate(), pool.new_reference("ref")):
             with pytest.raises(WorkerFailure):  # answered: past its imports and their files
