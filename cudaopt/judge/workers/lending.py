@@ -83,21 +83,21 @@ class Lease:
             return "its weights' digest is unknown"
         return None
 
-    def measure(self, timeout_s: float) -> str | None:
-        """Read each process's device memory now, as the pair is given away; why that
-        failed, or None. A lender bounds what it keeps by these figures, and one taken
-        after an earlier step would miss what a later step drew (a reference kept after the
-        stream check held 18.8 GiB under the figure verification had left). Each process
-        must owe no reply: one in flight would be read as the answer."""
-        for name, held in zip(("reference", "baseline"), self.loaded, strict=False):
+    def measure(self, timeout_s: float) -> bool:
+        """Read each process's device memory now, as the pair is given away; False where one
+        did not say. A lender bounds what it keeps by these figures, and one taken after an
+        earlier step would miss what a later step drew (a reference kept after the stream
+        check held 18.8 GiB under the figure verification had left). Each process must owe
+        no reply: one in flight would be read as the answer."""
+        for held in self.loaded:
             try:
                 found = held.worker.call("trim", timeout_s).get("memory_gib")
-            except WorkerFailure as exc:
-                return f"its {name} process did not say what it holds: {str(exc)[:200]}"
+            except WorkerFailure:
+                return False
             if not (isinstance(found, list) and len(found) == 3):
-                return f"its {name} process did not say what it holds"
+                return False
             held.device_gib = float(found[1])
-        return None
+        return True
 
     def close(self) -> None:
         for held in self.loaded:

@@ -38,6 +38,7 @@ from cudaopt.judge.workers.quiet import kept_off, stopped
 from cudaopt.judge.workers.scratch import scratch_root
 from cudaopt.judge.workers.spares import Spares
 
+#: One-off pools made in this process so far (see `JudgePool.forks`)
 _ONE_OFF_POOLS = itertools.count()
 
 #: How long a trusted process may take to say what device memory it holds as it is lent
@@ -209,7 +210,7 @@ class JudgePool:
             baseline = None  # a load or compile in flight: what it will hold is not known
         lease = Lease(self._lease_key, self._reference, baseline, self.init_seed,
                       self.scratch / STATE_NAME, self.breakdowns)
-        return lease if lease.sound() and not (on_gpu and lease.measure(MEASURE_S)) else None
+        return lease if lease.sound() and (not on_gpu or lease.measure(MEASURE_S)) else None
 
     def reseed(self) -> None:
         """New weights for the next judgement (a final check): the warm reference and
