@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         find_cuda_home,
     )
     from cudaopt.judge.building.shared import kernel_store
+    from cudaopt.judge.building.vec_isa import kept_vec_isa
     from cudaopt.judge.checks.signal import outputs_vary
     from cudaopt.judge.checks.taskcheck import check_task
     from cudaopt.judge.insight.ncu import run as run_ncu
@@ -63,6 +64,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "check": ("cudaopt.judge.api", "check"),
     "prepare": ("cudaopt.judge.api", "prepare"),
     "prewarm_compile": ("cudaopt.judge.building.caches", "prewarm_compile"),
+    "kept_vec_isa": ("cudaopt.judge.building.vec_isa", "kept_vec_isa"),
     "worker_env": ("cudaopt.judge.building.caches", "worker_env"),
     "cache_root": ("cudaopt.judge.building.caches", "cache_root"),
     "JIT": ("cudaopt.judge.building.inline_build", "JIT"),
@@ -102,7 +104,8 @@ __all__ = [
     # judging
     "check", "prepare", "check_task", "outputs_vary", "JudgeOptions", "Progress", "resolve_device",
     "sandbox_off",
-    "JudgePool", "worker_env", "cache_root", "prewarm_compile", "Verdict", "Status", "Timing",
+    "JudgePool", "worker_env", "cache_root", "prewarm_compile", "kept_vec_isa", "Verdict",
+    "Status", "Timing",
     "EXIT_CODES",
     # building
     "build_kernels", "default_build_dir", "find_cuda_home", "kernel_store", "KERNEL_SUFFIXES",

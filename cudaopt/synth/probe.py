@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge import outputs_vary, prewarm_compile
+from cudaopt.judge import kept_vec_isa, outputs_vary, prewarm_compile
 
 #: The judge's default tolerance: what "eager and compile agree" and "the output varies"
 #: are measured against, so a kept task is one the judge can tell apart and verify.
@@ -129,7 +129,8 @@ def run(task_path: Path, device: torch.device, window_ms: tuple[float, float],
             return {**found, "status": "eager_window"}
         enter("runs_compiled")
         compiled = torch.compile(model)
-        result = _leaves(compiled(*inputs))
+        with kept_vec_isa():
+            result = _leaves(compiled(*inputs))
         enter("agrees")
         if len(result) != len(leaves) or not all(
                 a.shape == b.shape and torch.allclose(a, b, atol=ATOL, rtol=RTOL)

@@ -33,9 +33,8 @@ def counted(self, path):
     loads.append(str(self))
     return str(self) != sys.argv[1] and probe(self, path)
 cpu_vec_isa.VecISA._probe_load = counted
-vec_isa.before_compile()
-torch.compile(lambda x: x * torch.sigmoid(x) + 3)(torch.randn(64))
-vec_isa.after_compile()
+with vec_isa.kept_vec_isa():
+    torch.compile(lambda x: x * torch.sigmoid(x) + 3)(torch.randn(64))
 print(json.dumps({"loads": loads, "valid": [str(i) for i in cpu_vec_isa.valid_vec_isa_list()],
                   "hits": counters["inductor"].get("fxgraph_cache_hit", 0)}))
 """

@@ -24,12 +24,23 @@ import json
 import os
 import platform
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 FOLDER = "cudaopt-vec-isa"
 
 
-def before_compile() -> None:
+@contextmanager
+def kept_vec_isa() -> Iterator[None]:
+    """Around a process's torch.compile calls: the check answered from a kept note before
+    them, and the answer of a check they made kept after them."""
+    _before_compile()
+    yield
+    _after_compile()
+
+
+def _before_compile() -> None:
     """Answer inductor's check from a kept note, where one matches this machine."""
     try:
         from torch._inductor import config, cpu_vec_isa
@@ -50,7 +61,7 @@ def before_compile() -> None:
         pass
 
 
-def after_compile() -> None:
+def _after_compile() -> None:
     """Keep the answer of a check this process made, where every set the CPU lists passed."""
     try:
         from torch._inductor import config, cpu_vec_isa
@@ -79,14 +90,15 @@ def _listed(cpu_vec_isa) -> set[str]:  # noqa: ANN001 - torch's module
 
 
 def _note() -> Path | None:
-    """The note's path for this CPU, compiler and torch, or None where it is not kept (no
-    inductor cache folder given, or not an x86 CPU)."""
+    """The note's path for this CPU, compiler and torch, in inductor's cache folder (where
+    its probe libraries are), or None on a CPU that is not x86."""
     import torch
     from torch._inductor import cpp_builder, cpu_vec_isa
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
 
-    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    if not cache or platform.machine() not in ("x86_64", "AMD64"):
+    if platform.machine() not in ("x86_64", "AMD64"):
         return None
+    cache = cache_dir()
     compiler = shutil.which(cpp_builder.get_cpp_compiler()) or ""
     stat = os.stat(compiler) if compiler else None
     key = json.dumps([torch.__version__, torch.__file__, compiler,

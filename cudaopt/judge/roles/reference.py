@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
-from cudaopt.judge.building import vec_isa
 from cudaopt.judge.building.caches import compile_counters, first_call
 from cudaopt.judge.building.loading import build_model, host_math, load_module, use_threads
+from cudaopt.judge.building.vec_isa import kept_vec_isa
 from cudaopt.judge.checks.signal import perturbed
 from cudaopt.judge.checks.tracker import Tracker
 from cudaopt.judge.roles import made
@@ -134,20 +134,19 @@ class ReferenceWorker:
         start = time.perf_counter()
         bench = made(self.bench, "load")
         clock, before = Stopwatch(), compile_counters()
-        vec_isa.before_compile()
-        self.modes = {mode: torch.compile(self.model, mode=mode)
-                      for mode in cmd["mode"].split(",")}
-        clock.lap("wrap")
-        for mode, compiled in self.modes.items():
-            for i, seed in enumerate(cmd["seeds"]):
-                inputs = draw_inputs(bench.task, seed, bench.device)
-                bench.timer.sync()
-                clock.lap("inputs")
-                first_call(compiled, inputs) if i == 0 else compiled(*inputs)
-                bench.timer.sync()
-                clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
-                del inputs
-        vec_isa.after_compile()
+        with kept_vec_isa():
+            self.modes = {mode: torch.compile(self.model, mode=mode)
+                          for mode in cmd["mode"].split(",")}
+            clock.lap("wrap")
+            for mode, compiled in self.modes.items():
+                for i, seed in enumerate(cmd["seeds"]):
+                    inputs = draw_inputs(bench.task, seed, bench.device)
+                    bench.timer.sync()
+                    clock.lap("inputs")
+                    first_call(compiled, inputs) if i == 0 else compiled(*inputs)
+                    bench.timer.sync()
+                    clock.lap(f"compile:{mode}" if i == 0 else "later_calls")
+                    del inputs
         self.mode = fastest_mode(bench, self.modes, cmd["seeds"] * 3)
         self.compiled = self.modes[self.mode]
         clock.lap("mode_selection")
