@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge.building import vec_isa
-from cudaopt.judge.building.vec_isa import FOLDER
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
@@ -58,12 +57,12 @@ def test_the_answer_is_kept_only_where_every_set_passed_and_later_compiles_stay_
         pytest.skip("the CPU lists no vector instruction set torch knows")
     refused = _compile(tmp_path, refuse=listed[0])
     assert refused["loads"] and listed[0] not in refused["valid"]
-    assert not (tmp_path / FOLDER).exists(), "a set failed: no answer kept"
+    assert not (tmp_path / vec_isa.FOLDER).exists(), "a set failed: no answer kept"
     first = _compile(tmp_path)
     assert first["loads"], "with no answer kept, the next process checks again"
     if not first["valid"]:
         pytest.skip(f"this compiler builds for none of the CPU's sets ({first['loads']})")
-    assert len(list((tmp_path / FOLDER).iterdir())) == 1
+    assert len(list((tmp_path / vec_isa.FOLDER).iterdir())) == 1
     second = _compile(tmp_path)
     assert second["loads"] == [], "the answer was kept: no library loaded again"
     assert second["valid"] == first["valid"]

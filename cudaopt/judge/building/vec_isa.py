@@ -34,43 +34,44 @@ FOLDER = "cudaopt-vec-isa"
 @contextmanager
 def kept_vec_isa() -> Iterator[None]:
     """Around a process's torch.compile calls: the check answered from a kept note before
-    them, and the answer of a check they made kept after them."""
-    _before_compile()
-    yield
-    _after_compile()
-
-
-def _before_compile() -> None:
-    """Answer inductor's check from a kept note, where one matches this machine."""
+    them, and the answer of a check they made kept after them. Nothing is done where the
+    user decided the check (`cpp.vec_isa_ok`) or this is not an x86 CPU."""
     try:
         from torch._inductor import config, cpu_vec_isa
 
-        if (config.cpp.vec_isa_ok is not None or _probed(cpu_vec_isa)
-                or not hasattr(cpu_vec_isa.VecISA, "_probe_load")):
-            return
-        note = _note()
-        if note is None or not note.is_file():
+        note = None if config.cpp.vec_isa_ok is not None else _note()
+    except Exception:  # noqa: BLE001 - the compile checks as torch does
+        note = None
+    if note is not None:
+        _answer(note, cpu_vec_isa)
+    yield
+    if note is not None:
+        _keep(note, cpu_vec_isa)
+
+
+def _answer(note: Path, cpu_vec_isa) -> None:  # noqa: ANN001 - torch's module
+    """Answer inductor's check from the kept note, where there is one."""
+    try:
+        if (_probed(cpu_vec_isa) or not hasattr(cpu_vec_isa.VecISA, "_probe_load")
+                or not note.is_file()):
             return
         probe = cpu_vec_isa.VecISA._probe_load
-        cpu_vec_isa.VecISA._probe_load = lambda self, path: True  # type: ignore[method-assign,assignment]
+        cpu_vec_isa.VecISA._probe_load = lambda self, path: True
         try:
             cpu_vec_isa.valid_vec_isa_list()
         finally:
-            cpu_vec_isa.VecISA._probe_load = probe  # type: ignore[method-assign]
-    except Exception:  # noqa: BLE001 - the compile probes as torch does
+            cpu_vec_isa.VecISA._probe_load = probe
+    except Exception:  # noqa: BLE001 - the compile checks as torch does
         pass
 
 
-def _after_compile() -> None:
+def _keep(note: Path, cpu_vec_isa) -> None:  # noqa: ANN001 - torch's module
     """Keep the answer of a check this process made, where every set the CPU lists passed."""
     try:
-        from torch._inductor import config, cpu_vec_isa
-
-        note = _note()
-        if config.cpp.vec_isa_ok is not None or not _probed(cpu_vec_isa) or note is None:
+        if not _probed(cpu_vec_isa) or note.is_file():
             return
         found = {str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()}
-        if found and found == _listed(cpu_vec_isa) and not note.is_file():
+        if found and found == _listed(cpu_vec_isa):
             note.parent.mkdir(parents=True, exist_ok=True)
             partial = note.with_suffix(f".{os.getpid()}")
             partial.write_text(json.dumps(sorted(found)))
