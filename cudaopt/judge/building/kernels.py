@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaopt.judge.building import shared
+from cudaopt.judge.building import pch, shared
 from cudaopt.runs.folder import state_dir
 
 MODULE_NAME = "cuda_extension"
@@ -105,9 +105,15 @@ def _flags(with_cuda: bool) -> dict[str, str]:
     }
 
 
-def _ninja_file(sources: list[Path], flags: dict[str, str], entry: Path | None) -> str:
+def _object(src: Path) -> str:
+    return f"{src.stem}{'.cuda' if src.suffix == '.cu' else ''}.o"
+
+
+def _ninja_file(sources: list[Path], flags: dict[str, str], entry: Path | None,
+                header: Path | None = None, with_header: frozenset[Path] = frozenset()) -> str:
     """`entry`: the judge's entry object kept from an earlier build, linked as it is (the
-    file is written anew on each build, so an entry object gone is compiled here again)."""
+    file is written anew on each build, so an entry object gone is compiled here again);
+    the sources in `with_header` are compiled with the precompiled binding `header`."""
     lines = ["ninja_required_version = 1.3"]
     lines += [f"{k} = {v}" for k, v in flags.items()]
     lines += [
@@ -115,6 +121,15 @@ def _ninja_file(sources: list[Path], flags: dict[str, str], entry: Path | None) 
         "  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out",
         "  depfile = $out.d",
         "  deps = gcc",
+    ]
+    if header is not None:
+        lines += [
+            "rule compile_pch",
+            f"  command = $cxx -MMD -MF $out.d $cflags -include {header} -c $in -o $out",
+            "  depfile = $out.d",
+            "  deps = gcc",
+        ]
+    lines += [
         "rule cuda_compile",
         "  command = $nvcc --generate-dependencies-with-compile --dependency-output $out.d "
         "$cuda_cflags -c $in -o $out",
@@ -127,8 +142,9 @@ def _ninja_file(sources: list[Path], flags: dict[str, str], entry: Path | None) 
     if entry is None:
         lines.append(f"build {shared.ENTRY}: compile {DATA_DIR / 'cudaopt_module.cpp'}")
     for src in sources:
-        obj = f"{src.stem}{'.cuda' if src.suffix == '.cu' else ''}.o"
-        rule = "cuda_compile" if src.suffix == ".cu" else "compile"
+        obj = _object(src)
+        rule = ("cuda_compile" if src.suffix == ".cu"
+                else "compile_pch" if src in with_header else "compile")
         lines.append(f"build {obj}: {rule} {src.resolve()}")
         objects.append(obj)
     lines.append(f"build {MODULE_NAME}.so: link {' '.join(objects)}")
@@ -152,12 +168,10 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
         flags = _flags(with_cuda=any(s.suffix == ".cu" for s in sources))
     except FileNotFoundError as exc:
         return BuildResult(False, build_dir, 0.0, str(exc), [])
-    entry_key = (shared.digest(None, flags, DATA_DIR) if store is not None and shared_entry
-                 else None)
+    flags_key = shared.digest(None, flags, DATA_DIR) if store is not None else None
+    entry_key = flags_key if shared_entry else None
     entry = shared.entry_object(store, entry_key) if store and entry_key else None
-    text = _ninja_file(sources, flags, entry)
-    ninja = shutil.which("ninja") or str(Path(sys.executable).parent / "ninja")
-    cmd = [ninja, "-C", str(build_dir), "-v"]
+    pch_dir = pch.folder(store, flags_key) if store and flags_key else None
     # Two judgements of one candidate folder at once share its build folder: take turns.
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -170,14 +184,12 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
         if key and store is not None and shared.fetch(store, key, build_dir, module.name):
             return BuildResult(True, build_dir, time.perf_counter() - start,
                                f"the same sources' build reused from {store / key}", [])
-        manifest = build_dir / "build.ninja"
-        if not manifest.exists() or manifest.read_text() != text:
-            manifest.write_text(text)
-        result = _ninja(cmd, build_dir, start, timeout_s)
+        result, with_header = _compile(build_dir, sources, flags, entry, pch_dir, start,
+                                       timeout_s)
         if entry is not None and not result.ok and _link_failed(result.log, module.name):
             entry.unlink(missing_ok=True)  # a kept entry object that does not link: our own
-            manifest.write_text(_ninja_file(sources, flags, None))
-            result = _ninja(cmd, build_dir, start, timeout_s)
+            result, with_header = _compile(build_dir, sources, flags, None, pch_dir, start,
+                                           timeout_s)
             entry = None
         # only what was compiled in this call is shared: a folder's earlier objects or
         # module may not be the compiler's (a workspace is the agent's to write)
@@ -185,9 +197,51 @@ def build_kernels(kernels_dir: Path, build_dir: Path, timeout_s: float,
             shared.keep_entry(store, entry_key, build_dir / shared.ENTRY)
         if (result.ok and key and store is not None
                 and len(result.rebuilt) == len(sources) + (entry is None)):
-            shared.store(store, key, build_dir, [kernels_dir, DATA_DIR, *_toolchain()],
-                         module.name, ninja)
+            allowed = [kernels_dir, DATA_DIR, *_toolchain()]
+            if with_header and pch_dir is not None:
+                allowed.append(pch_dir)
+            shared.store(store, key, build_dir, allowed, module.name, _ninja_bin())
         return result
+
+
+def _compile(build_dir: Path, sources: list[Path], flags: dict[str, str], entry: Path | None,
+             pch_dir: Path | None, start: float,
+             timeout_s: float) -> tuple[BuildResult, frozenset[Path]]:
+    """Write the folder's ninja file and run it; also the sources compiled with the
+    precompiled binding header (kept in `pch_dir`, asked for there after a binding compiled
+    without it)."""
+    manifest = build_dir / "build.ninja"
+    old = manifest.read_text() if manifest.exists() else ""
+    header = pch.ready(pch_dir) if pch_dir is not None else None
+    with_header = _with_header(sources, header, build_dir, old)
+    text = _ninja_file(sources, flags, entry, header, with_header)
+    if text != old:
+        manifest.write_text(text)
+    result = _ninja(build_dir, start, timeout_s)
+    if pch_dir is not None and result.ok and any(
+            _object(s) in result.rebuilt and s not in with_header and pch.applies(s)
+            for s in sources):
+        pch.start(pch_dir, DATA_DIR, flags["cxx"], flags["cflags"])
+    return result, with_header
+
+
+def _with_header(sources: list[Path], header: Path | None, build_dir: Path,
+                 old: str) -> frozenset[Path]:
+    """The C++ sources to compile with the precompiled binding `header`: those that include
+    it first (`pch.applies`), but not one this folder compiled without it and has not
+    changed since (its object would be compiled again only for the new command)."""
+    if header is None:
+        return frozenset()
+    chosen = set()
+    for src in sources:
+        if src.suffix == ".cu" or not pch.applies(src):
+            continue
+        obj = build_dir / _object(src)
+        kept = (f"build {obj.name}: compile {src.resolve()}" in old and obj.is_file()
+                and obj.stat().st_mtime >= src.stat().st_mtime)
+        if not kept:
+            chosen.add(src)
+    return frozenset(chosen)
 
 
 def _link_failed(log: str, module: str) -> bool:
@@ -207,9 +261,14 @@ def _toolchain() -> list[Path]:
     return roots + ([cuda] if cuda is not None else [])
 
 
-def _ninja(cmd: list[str], build_dir: Path, start: float, timeout_s: float) -> BuildResult:
+def _ninja_bin() -> str:
+    return shutil.which("ninja") or str(Path(sys.executable).parent / "ninja")
+
+
+def _ninja(build_dir: Path, start: float, timeout_s: float) -> BuildResult:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run([_ninja_bin(), "-C", str(build_dir), "-v"], capture_output=True,
+                              text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
         return BuildResult(False, build_dir, time.perf_counter() - start,
