@@ -80,7 +80,8 @@ def test_the_header_is_asked_for_once_made_aside_and_used_after(tmp_path: Path) 
 
 
 def test_only_a_source_that_includes_the_header_first_is_given_it(tmp_path: Path) -> None:
-    """A definition, condition or local header before it could change what it means."""
+    """A definition, condition or local header before it could change what it means, and a
+    folder with a header of that name of its own means its own."""
     cases = {
         "first.cpp": '#include "cudaopt_binding.h"\nint x;\n',
         "after_toolchain.cpp": "#pragma once\n#include <cstdint>\n#include <cuda_runtime.h>\n"
@@ -96,3 +97,5 @@ def test_only_a_source_that_includes_the_header_first_is_given_it(tmp_path: Path
         if pch.applies(tmp_path / name):
             given.add(name)
     assert given == {"first.cpp", "after_toolchain.cpp"}
+    (tmp_path / pch.HEADER).write_text("// a copy of its own, which its #include finds\n")
+    assert not pch.applies(tmp_path / "first.cpp")

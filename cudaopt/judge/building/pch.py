@@ -58,7 +58,10 @@ def ready(where: Path) -> Path | None:
 
 def applies(source: Path) -> bool:
     """Whether `source` (a C++ file of `kernels/`) includes the binding header with nothing
-    but toolchain headers before it."""
+    but toolchain headers before it, and the judge's header is the one it would find (not a
+    copy of its own beside it)."""
+    if (source.parent / HEADER).exists():
+        return False
     try:
         lines = source.read_text(errors="replace").splitlines()
     except OSError:
