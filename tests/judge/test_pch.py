@@ -61,6 +61,7 @@ def test_the_header_is_asked_for_once_made_aside_and_used_after(tmp_path: Path) 
 
     second = build_kernels(_kernels(tmp_path / "b", 3), tmp_path / "build-b", 600, store)
     assert second.ok and "times_binding.o" in second.rebuilt, second.log
+    assert pch.ready(where) is None  # being made, or the build waited for it
     deadline = time.monotonic() + 300
     while pch.ready(where) is None and time.monotonic() < deadline:
         time.sleep(0.5)  # made by a process of its own, not by the build

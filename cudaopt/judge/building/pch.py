@@ -93,9 +93,10 @@ def start(where: Path, data_dir: Path, cxx: str, cflags: str) -> None:
         return
     try:
         where.mkdir(parents=True, exist_ok=True)
-        if not (where / ASKED).exists():
-            (where / ASKED).touch()
-            return
+        (where / ASKED).touch(exist_ok=False)  # one of two builds at once is the first
+        return
+    except FileExistsError:
+        pass
     except OSError:
         return
     subprocess.Popen([sys.executable, "-m", __name__, str(where), str(data_dir / HEADER),
