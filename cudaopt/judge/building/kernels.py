@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -125,7 +126,8 @@ def _ninja_file(sources: list[Path], flags: dict[str, str], entry: Path | None,
     if header is not None:
         lines += [
             "rule compile_pch",
-            f"  command = $cxx -MMD -MF $out.d $cflags -include {header} -c $in -o $out",
+            "  command = $cxx -MMD -MF $out.d $cflags -include "
+            f"{shlex.quote(str(header)).replace('$', '$$')} -c $in -o $out",
             "  depfile = $out.d",
             "  deps = gcc",
         ]
