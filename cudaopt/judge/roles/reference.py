@@ -168,14 +168,18 @@ class ReferenceWorker:
         return self.model if which == "eager" else self.modes[which.split(":", 1)[1]]
 
     def traits(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks."""
+        """What the roofline needs: bytes, FLOPs and dtype of the task, the device's peaks;
+        and the device memory held after the call it made, which it gives back."""
         from cudaopt.judge.timing import roofline
 
         bench = made(self.bench, "load")
         inputs = draw_inputs(bench.task, cmd["seed"], bench.device)
         found = roofline.traits(self.model, inputs)
         del inputs
-        return {"task": found, "peaks": roofline.device_peaks(bench.device, Path(cmd["cache"]))}
+        peaks = roofline.device_peaks(bench.device, Path(cmd["cache"]))
+        if bench.device.type == "cuda":  # the call's inputs and outputs, cached: given back
+            torch.cuda.empty_cache()
+        return {"task": found, "peaks": peaks, "memory_gib": bench.memory_gib()}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """A derived input (`variant`) the judge cannot make, out of memory say, is skipped."""

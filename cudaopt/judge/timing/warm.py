@@ -111,6 +111,9 @@ def _explain(session: Session, verdict: Verdict, names: list[str],
     with phase(verdict, "warm.roofline"):
         traits = ask_reference(session, "traits", options.timeout_s, session.baseline,
                                seed=session.seed(), cache=str(cache_root(options) / "peaks.json"))
+    # it drew and called once more: the figure a lender keeps the process by is taken after
+    # (a kept process held 2x a task's inputs and outputs over it)
+    session.note_memory("baseline", traits)
     verdict.roofline = roofline.distances(traits, times, verdict.breakdown, label)
 
 
