@@ -2,10 +2,11 @@
 
 Every binding file includes `cudaopt_binding.h`, which pulls in torch's tensor API and
 pybind11: about 375,000 lines that g++ parses again in every binding compile, the longest
-step of a new candidate's build (17.4 s of compile on a 2-core CPU; most of the 14.7 s cold
-build of the shipped CUDA example on an H100 host). g++ can load that parse from a
-precompiled header instead, which took the same compile to 7.0 s. What is left is the
-binding's own templates and code generation, which no cache shares.
+step of a new candidate's build. g++ can load that parse from a precompiled header instead:
+a new folder's build of the shipped CUDA example on an H100 host took 13.38-13.61 s without
+it and 6.64-7.07 s with it, and of the CPU example on 2 cores 15.85-17.20 s and 7.25-7.58 s
+(`benchmarks/binding_build.py`). What is left is the binding's own templates and code
+generation, which no cache shares.
 
 Making the header costs nearly two binding compiles (24.3 s alone on 2 cores, where the
 binding took 13.7 s without it and 6.1 s with it), so no build waits for it, and a cache
