@@ -100,3 +100,23 @@ def test_only_a_source_that_includes_the_header_first_is_given_it(tmp_path: Path
     assert given == {"first.cpp", "after_toolchain.cpp"}
     (tmp_path / pch.HEADER).write_text("// a copy of its own, which its #include finds\n")
     assert not pch.applies(tmp_path / "first.cpp")
+
+
+def test_a_new_header_prunes_old_ones_but_never_one_in_use(tmp_path: Path) -> None:
+    """About 500 MB each: a header made for new flags (an upgrade) leaves the `KEEP` newest,
+    and one a build used in the last hour stays whatever its age."""
+    compiler = tmp_path / "cxx"  # writes its output: only the folders' fate is tested here
+    compiler.write_text('#!/bin/sh\nfor a; do out=$a; done; : > "$out"\n')
+    compiler.chmod(0o755)
+    root, old = tmp_path / "pch", time.time() - 3 * 3600
+    for i in range(6):
+        (root / f"old{i}").mkdir(parents=True)
+        os.utime(root / f"old{i}", (old + i, old + i))
+    pch.used(root / "old0")  # the oldest, but a build just used it
+    new = root / "new"
+    new.mkdir()
+    header = Path(pch.__file__).parent / "data" / pch.HEADER
+    assert pch._make(new, header, str(compiler), "-O3") == 0
+    assert pch.ready(new) is not None
+    kept = {p.name for p in root.iterdir()}
+    assert kept == {"new", "old0", "old5", "old4"}, kept

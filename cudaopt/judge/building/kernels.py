@@ -216,6 +216,8 @@ def _compile(build_dir: Path, sources: list[Path], flags: dict[str, str], entry:
     old = manifest.read_text() if manifest.exists() else ""
     header = pch.ready(pch_dir) if pch_dir is not None else None
     with_header = _with_header(sources, header, build_dir, old)
+    if with_header and pch_dir is not None:
+        pch.used(pch_dir)
     text = _ninja_file(sources, flags, entry, header, with_header)
     if text != old:
         manifest.write_text(text)

@@ -13,7 +13,9 @@ binding took 13.7 s without it and 6.1 s with it), so no build waits for it, and
 that compiles a single binding never pays for it: the second build that compiles a binding
 without it starts it in a process of its own (`start`), and the builds after that one use
 it. A folder keeps the way it compiled its binding until the binding changes, or the
-header's arrival would cost the next edit of a kernel a compile of the binding.
+header's arrival would cost the next edit of a kernel a compile of the binding. Each header
+is about 500 MB: making one prunes the others but the `KEEP` newest, never one a build used
+in the last hour.
 
 g++ uses the compiled form only where the flags match those it was made with, and reads the
 header itself otherwise, so a stale one costs time, never a wrong build. It is given with
@@ -34,10 +36,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cudaopt.judge.building.caches import prune_builds
+
 HEADER = "cudaopt_binding.h"
 COMPILED = HEADER + ".gch"
 ASKED = "asked"  # in the folder: a binding was compiled without the header once already
 FAILED = "failed"  # in the folder: g++ could not make it with these flags; not tried again
+KEEP = 4  # headers kept (about 500 MB each): a CPU's and a GPU's flags, before and after an upgrade
 #: What may come before the header's `#include` for it to be given first: a toolchain's
 #: header (`<...>`) or `#pragma once`. A definition, condition or local header could change
 #: what the header means, so a source with one before it reads the header itself.
@@ -55,6 +60,14 @@ def ready(where: Path) -> Path | None:
     """The header to give with `-include` when its compiled form is there, else None."""
     header = where / HEADER
     return header if header.is_file() and (where / COMPILED).is_file() else None
+
+
+def used(where: Path) -> None:
+    """Mark the header in `where` as in use: one used in the last hour is never pruned."""
+    try:
+        os.utime(where)
+    except OSError:
+        pass
 
 
 def applies(source: Path) -> bool:
@@ -129,7 +142,8 @@ def _make(where: Path, header: Path, cxx: str, cflags: str) -> int:
             (where / FAILED).write_bytes(proc.stderr[-4000:])
             return proc.returncode
         compiled.replace(where / COMPILED)
-        return 0
+    prune_builds(where.parent, KEEP)  # other flags' headers, unused for an hour
+    return 0
 
 
 if __name__ == "__main__":
