@@ -214,8 +214,9 @@ def _compile(build_dir: Path, sources: list[Path], flags: dict[str, str], entry:
     without it)."""
     manifest = build_dir / "build.ninja"
     old = manifest.read_text() if manifest.exists() else ""
+    takes = [s for s in sources if s.suffix != ".cu" and pch.applies(s)] if pch_dir else []
     header = pch.ready(pch_dir) if pch_dir is not None else None
-    with_header = _with_header(sources, header, build_dir, old)
+    with_header = _with_header(takes, header, build_dir, old)
     if with_header and pch_dir is not None:
         pch.used(pch_dir)
     text = _ninja_file(sources, flags, entry, header, with_header)
@@ -223,23 +224,21 @@ def _compile(build_dir: Path, sources: list[Path], flags: dict[str, str], entry:
         manifest.write_text(text)
     result = _ninja(build_dir, start, timeout_s)
     if pch_dir is not None and result.ok and any(
-            _object(s) in result.rebuilt and s not in with_header and pch.applies(s)
-            for s in sources):
+            _object(s) in result.rebuilt for s in takes if s not in with_header):
         pch.start(pch_dir, DATA_DIR, flags["cxx"], flags["cflags"])
     return result, with_header
 
 
-def _with_header(sources: list[Path], header: Path | None, build_dir: Path,
+def _with_header(takes: list[Path], header: Path | None, build_dir: Path,
                  old: str) -> frozenset[Path]:
-    """The C++ sources to compile with the precompiled binding `header`: those that include
-    it first (`pch.applies`), but not one this folder compiled without it and has not
-    changed since (its object would be compiled again only for the new command)."""
+    """Of the C++ sources that include the binding header first (`takes`, see
+    `pch.applies`), those to compile with its precompiled form `header`: not one this folder
+    compiled without it and has not changed since (its object would be compiled again only
+    for the new command)."""
     if header is None:
         return frozenset()
     chosen = set()
-    for src in sources:
-        if src.suffix == ".cu" or not pch.applies(src):
-            continue
+    for src in takes:
         obj = build_dir / _object(src)
         kept = (f"build {obj.name}: compile {src.resolve()}" in old and obj.is_file()
                 and obj.stat().st_mtime >= src.stat().st_mtime)

@@ -177,9 +177,8 @@ class ReferenceWorker:
         found = roofline.traits(self.model, inputs)
         del inputs
         peaks = roofline.device_peaks(bench.device, Path(cmd["cache"]))
-        if bench.device.type == "cuda":  # the call's inputs and outputs, cached: given back
-            torch.cuda.empty_cache()
-        return {"task": found, "peaks": peaks, "memory_gib": bench.memory_gib()}
+        # the call's inputs and outputs, cached by the allocator: given back, as `trim` does
+        return {"task": found, "peaks": peaks, **self.trim(cmd)}
 
     def prep(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """A derived input (`variant`) the judge cannot make, out of memory say, is skipped."""
