@@ -109,9 +109,12 @@ def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: in
                    slots: int, save: Path | None) -> dict:
     progress(f"warm-up: {len(suite)} distinct candidates (cold builds, baselines)")
     t0 = time.perf_counter()
-    check_answers(client.verify(suite))
+    answers = client.verify(suite)
     warmup_s = time.perf_counter() - t0
+    check_answers(answers)
     progress(f"{slots} slot(s): warm-up of {len(suite)} candidates took {warmup_s:.1f} s")
+    for item_, answer in zip(suite, answers, strict=True):
+        progress(f"warm-up {item_['task_name']}: {warmup_line(answer)}")
     totals = dict(evals=0, wall_s=0.0, queue=0.0, infra=0, warmup_s=warmup_s,
                   parts={}, **{p: 0.0 for p in PHASES})
     started = time.perf_counter()
@@ -140,6 +143,18 @@ def measure_verify(client: EnvClient, suite: list[dict], batch: int, batches: in
         progress(f"{slots} slot(s): batch {done}/{batches}, ETA {eta:.0f} s")
     totals["per_slot_min"] = totals["evals"] / (totals["wall_s"] / 60) / slots
     return totals
+
+
+def warmup_line(answer: dict) -> str:
+    """Where one warm-up judgement's time went: its build ahead, its wait for a lane, and its
+    phases with their largest parts (seconds), so a slow warm-up names its cause."""
+    phases = (answer.get("verdict") or {}).get("phases_s") or {}
+    top = [name for name in PHASES if name in phases]
+    parts = sorted(((n, s) for n, s in phases.items() if "." in n), key=lambda kv: -kv[1])[:6]
+    return ", ".join([f"build ahead {answer.get('build_ahead_s', 0.0):.1f}",
+                      f"queue {answer.get('queue_s', 0.0):.1f}",
+                      *(f"{n} {phases[n]:.1f}" for n in top),
+                      *(f"{n} {s:.1f}" for n, s in parts)])
 
 
 def check_answers(results: list[dict]) -> None:
