@@ -28,3 +28,22 @@ def processes(*marks: str, parent: int | None = None) -> list[int]:
 
 def _parent(entry: Path) -> int:
     return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def descendants(pids: set[int]) -> set[int]:
+    """Every live process below `pids` (their children, theirs, and so on)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(_parent(entry), []).append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+    found: set[int] = set()
+    queue = list(pids)
+    while queue:
+        for child in children.get(queue.pop(), []):
+            if child not in found:
+                found.add(child)
+                queue.append(child)
+    return found

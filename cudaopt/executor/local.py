@@ -29,7 +29,12 @@ from cudaopt.executor.lanes import (
     out_of_device_memory,
 )
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
+from cudaopt.executor.slot import RELEASE
 from cudaopt.judge import gpu_identity
+
+#: How long a lane's process may take to close its judge workers: a pair lent to the
+#: machine's judge first says what device memory it holds (`JudgePool.close`, up to 60 s).
+RELEASE_S = 90.0
 
 
 class LocalExecutor:
@@ -150,8 +155,8 @@ class LocalExecutor:
                 warm_key = pending.job.sources.task_key
                 self._footprints.learn(warm_key, result)
                 if self.lookahead and not pending.alone and out_of_device_memory(result):
-                    proc.close()  # its workers may still hold what they allocated
-                    proc, warm_key, pending.alone = None, None, True
+                    proc.release()  # its workers may still hold what they allocated
+                    warm_key, pending.alone = None, True
                     pending.errors.append(RETRIED_ALONE)
                     self._queue.requeue(pending)
                     continue
@@ -174,8 +179,8 @@ class LocalExecutor:
         """The device bytes the job's lane counts on holding: its task's footprint, or for a
         task never judged here an equal share of the slot's memory, or the guess built on
         the meta device (`estimate`) where that is more. A task that needs more than half
-        of it is judged alone from its first try, the other lanes' processes closed: their
-        idle workers hold memory no footprint counts, and beside them the 6 GiB-input
+        of it is judged alone from its first try, the other lanes' judge workers closed:
+        idle, they hold memory no footprint counts, and beside them the 6 GiB-input
         activations of KernelBench (footprints of 72.5-72.8 GiB on an 80 GiB H100,
         2026-12-05) ran out of memory and were judged again alone."""
         capacity = self._capacity.get(spec.name)
@@ -189,16 +194,19 @@ class LocalExecutor:
         return known
 
     def _close_beside(self, slot: str, lane: str) -> None:
-        """Close the slot processes of `slot`'s other lanes, idle while this one works
-        alone: their judge workers keep the last task's model, and a baseline or reference
-        whose judgement ended early keeps its inputs too (two such held 18.8 GiB each when
-        KernelBench's 20_LeakyReLU was judged again alone on an 80 GiB H100). Each lane
-        starts a new process for its next job."""
+        """Close the judge workers of `slot`'s other lanes, idle while this one works alone:
+        they keep the last task's model, and a baseline or reference whose judgement ended
+        early keeps its inputs too (two such held 18.8 GiB each when KernelBench's
+        20_LeakyReLU was judged again alone on an 80 GiB H100). The lanes' processes stay,
+        with their templates, which hold no device memory: closing them too made each
+        lane's next job start a Python that imported torch and torch.compile again, 8.5-11.3
+        s on the critical path of every job after one judged alone (a cold 16-task
+        KernelBench bench on an H100 80GB, 2026-12-07)."""
         with self._cond:
             idle = [proc for name, proc in self._lanes.items()
                     if name != lane and proc.spec.name == slot]
         for proc in idle:
-            proc.close()
+            proc.release()
 
 
 class _SlotProcess:
@@ -251,9 +259,24 @@ class _SlotProcess:
         except ProcessLookupError:
             pass
 
+    def release(self, timeout_s: float = RELEASE_S) -> None:
+        """Its judge workers closed, the process kept (see `slot.RELEASE`); a process that
+        does not answer in time, or is gone, is closed instead. Called by another lane's
+        thread while this one is idle (`LocalExecutor._close_beside`)."""
+        with self._closing:
+            if self._closed:
+                return
+            try:
+                self.conn.send(RELEASE)
+                if self.conn.poll(timeout_s) and self.conn.recv() == RELEASE:
+                    return
+            except (EOFError, OSError):
+                pass
+        self.close()
+
     def close(self) -> None:
-        """Idempotent, and safe from two threads: a lane working alone closes its idle
-        siblings' processes (`LocalExecutor._close_beside`)."""
+        """Idempotent, and safe from two threads: a lane working alone may be releasing an
+        idle sibling (`release`) while that sibling's own thread closes it."""
         with self._closing:
             if self._closed:
                 return

@@ -19,6 +19,10 @@ from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.judge import JudgePool, gpu_identity, machine_lender, sandbox_off, worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]
+#: Sent to a slot process in place of a job: close its judge workers, which hold device
+#: memory, and keep the process, whose warm templates fork the next job's workers
+#: (`LocalExecutor._close_beside`); it answers with the same word.
+RELEASE = "release"
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
 HANDLERS: dict[str, Handler] = {}
 
@@ -87,6 +91,8 @@ class SlotRunner:
         return result
 
     def close(self) -> None:
+        """The judge workers closed; the next job makes a new pool, its trusted workers
+        forked from this process's templates, which outlive it."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -129,6 +135,10 @@ def serve(conn: Connection, runner: SlotRunner) -> None:
             return
         if job is None:
             return
+        if job == RELEASE:
+            runner.close()
+            conn.send(RELEASE)
+            continue
         conn.send(runner.run(job))
 
 

@@ -1,6 +1,7 @@
 """Job kinds for the executor's own tests: a slot process that dies mid-job, once; a
-judgement short of device memory, once, that says which other slot processes were alive when
-it was judged again; a judgement that held a given amount of device memory."""
+judgement short of device memory, once, that says which other slot processes, and which judge
+workers of theirs, were alive when it was judged again; a judgement that held a given amount
+of device memory; a pause, which may leave its lane holding a judge worker."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register
-from tests.procs import processes
+from tests.procs import descendants, processes
 
 
 def die_once(runner: SlotRunner, job: Job) -> JobResult:
@@ -39,8 +40,11 @@ def short_of_memory_once(runner: SlotRunner, job: Job) -> JobResult:
         error = "candidate OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB."
         return JobResult(job.id, verdict={"device": "cuda", "status": "crash",
                                           "correct": False, "error": error})
+    siblings = _slot_processes(runner.root) - {os.getpid()}
+    workers = set(processes("-m cudaopt.judge.roles.worker ")) & descendants(siblings)
     return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True},
-                     extra={"siblings": _slot_processes(runner.root) - {os.getpid()}})
+                     extra={"siblings": siblings, "sibling_workers": workers,
+                            "pid": os.getpid()})
 
 
 def _slot_processes(root: Path) -> set[int]:
@@ -49,9 +53,12 @@ def _slot_processes(root: Path) -> set[int]:
 
 
 def pause(runner: SlotRunner, job: Job) -> JobResult:
-    """Holds its lane for a while, as a judgement being prepared does."""
+    """Holds its lane for a while, as a judgement being prepared does; with `hold`, its
+    lane's pool then keeps a candidate process started ahead, as a judged lane's does."""
     time.sleep(float(job.params["s"]))
-    return JobResult(job.id)
+    if job.params.get("hold"):
+        runner.pool(job).prestart(0)
+    return JobResult(job.id, extra={"pid": os.getpid()})
 
 
 register("short_of_memory_once", short_of_memory_once)

@@ -35,13 +35,13 @@ def test_one_slot_with_a_lookahead_of_one_holds_at_most_two_jobs(tmp_path) -> No
 def test_a_judgement_short_of_device_memory_beside_other_lanes_is_judged_again_alone(
         tmp_path) -> None:
     """The memory the first try lacked may have been the other lanes': the second try
-    overlaps no other job, their idle processes are gone while it runs, and its verdict is
-    the one that stands."""
-    sources, options = Sources("t.py", "class Model: pass\n"), JudgeOptions()
+    overlaps no other job, their idle judge workers are gone while it runs, and its verdict
+    is the one that stands. The lanes' own processes stay, and judge their next jobs."""
+    sources, options = Sources("t.py", "class Model: pass\n"), JudgeOptions(device="cpu")
     with LocalExecutor("cpu", root=tmp_path / "exec", lookahead=2,
                        plugins=("tests.executor.plugin",)) as executor:
-        first = [executor.submit(Job(f"p{i}", "pause", sources, options, {"s": 2.0}))
-                 for i in range(2)]
+        first = [executor.submit(Job(f"p{i}", "pause", sources, options,
+                                     {"s": 2.0, "hold": True})) for i in range(2)]
         short = executor.submit(Job("m", "short_of_memory_once", sources, options,
                                     {"mark": str(tmp_path / "mark")}))
         later = [executor.submit(Job(f"q{i}", "pause", sources, options, {"s": 1.0}))
@@ -50,7 +50,10 @@ def test_a_judgement_short_of_device_memory_beside_other_lanes_is_judged_again_a
         others = [future.result(timeout=300) for future in first + later]
     assert result.verdict["correct"] and result.attempts == 2
     assert result.extra["infra_errors"] == [RETRIED_ALONE]
-    assert result.extra["siblings"] == set()  # the lanes that had run pauses: closed
+    held = {o.extra["pid"] for o in others[:2]}
+    assert held <= result.extra["siblings"]  # the lanes that had run pauses: still there,
+    assert result.extra["sibling_workers"] == set()  # their judge workers closed,
+    assert len({o.extra["pid"] for o in [*others, result]}) <= 3  # and no lane began anew
     start, end = result.extra["span"]
     assert all(o.extra["span"][1] <= start or o.extra["span"][0] >= end for o in others)
     assert _most_at_once([o.extra["span"] for o in others]) >= 2  # the lanes shared otherwise
