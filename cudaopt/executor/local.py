@@ -33,7 +33,7 @@ from cudaopt.executor.slot import RELEASE
 from cudaopt.judge import gpu_identity
 
 #: How long a lane's process may take to close its judge workers: a pair lent to the
-#: machine's judge first says what device memory it holds (`JudgePool.close`, up to 60 s).
+#: machine's judge first says what device memory it holds (`JudgePool.release`, up to 60 s).
 RELEASE_S = 90.0
 
 
@@ -194,14 +194,15 @@ class LocalExecutor:
         return known
 
     def _close_beside(self, slot: str, lane: str) -> None:
-        """Close the judge workers of `slot`'s other lanes, idle while this one works alone:
-        they keep the last task's model, and a baseline or reference whose judgement ended
-        early keeps its inputs too (two such held 18.8 GiB each when KernelBench's
+        """Let go the loaded judge workers of `slot`'s other lanes, idle while this one works
+        alone: they keep the last task's model, and a baseline or reference whose judgement
+        ended early keeps its inputs too (two such held 18.8 GiB each when KernelBench's
         20_LeakyReLU was judged again alone on an 80 GiB H100). The lanes' processes stay,
-        with their templates, which hold no device memory: closing them too made each
-        lane's next job start a Python that imported torch and torch.compile again, 8.5-11.3
-        s on the critical path of every job after one judged alone (a cold 16-task
-        KernelBench bench on an H100 80GB, 2026-12-07)."""
+        with their templates and spare workers, which hold no task's memory: closing them
+        too made each lane's next job start a Python that imported torch and torch.compile
+        again, 8.5-11.3 s on the critical path of every job after one judged alone, and a
+        new candidate process, 5.4-6.5 s (a cold 16-task KernelBench bench on an H100 80GB,
+        2026-12-07)."""
         with self._cond:
             idle = [proc for name, proc in self._lanes.items()
                     if name != lane and proc.spec.name == slot]
@@ -260,7 +261,7 @@ class _SlotProcess:
             pass
 
     def release(self, timeout_s: float = RELEASE_S) -> None:
-        """Its judge workers closed, the process kept (see `slot.RELEASE`); a process that
+        """Its loaded judge workers let go, the process kept (see `slot.RELEASE`); one that
         does not answer in time, or is gone, is closed instead. Called by another lane's
         thread while this one is idle (`LocalExecutor._close_beside`)."""
         with self._closing:

@@ -19,9 +19,9 @@ from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.judge import JudgePool, gpu_identity, machine_lender, sandbox_off, worker_env
 
 Handler = Callable[["SlotRunner", Job], JobResult]
-#: Sent to a slot process in place of a job: close its judge workers, which hold device
-#: memory, and keep the process, whose warm templates fork the next job's workers
-#: (`LocalExecutor._close_beside`); it answers with the same word.
+#: Sent to a slot process in place of a job: let its loaded judge workers go, which hold
+#: device memory, and keep the process, whose warm templates fork the next job's workers,
+#: and its pool's spares (`LocalExecutor._close_beside`); it answers with the same word.
 RELEASE = "release"
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
 HANDLERS: dict[str, Handler] = {}
@@ -90,6 +90,11 @@ class SlotRunner:
         result.extra["span"] = [ended - result.wall_s, ended]  # epoch s: when the job ran
         return result
 
+    def release(self) -> None:
+        """The pool's loaded workers let go, its spares kept (`JudgePool.release`)."""
+        if self._pool is not None:
+            self._pool.release()
+
     def close(self) -> None:
         """The judge workers closed; the next job makes a new pool, its trusted workers
         forked from this process's templates, which outlive it."""
@@ -136,7 +141,7 @@ def serve(conn: Connection, runner: SlotRunner) -> None:
         if job is None:
             return
         if job == RELEASE:
-            runner.close()
+            runner.release()
             conn.send(RELEASE)
             continue
         conn.send(runner.run(job))

@@ -1,7 +1,8 @@
 """Job kinds for the executor's own tests: a slot process that dies mid-job, once; a
 judgement short of device memory, once, that says which other slot processes, and which judge
 workers of theirs, were alive when it was judged again; a judgement that held a given amount
-of device memory; a pause, which may leave its lane holding a judge worker."""
+of device memory; a pause, which may leave its lane's pool holding a loaded task and a spare
+candidate process."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from cudaopt.executor.jobs import Job, JobResult
 from cudaopt.executor.slot import SlotRunner, register
+from cudaopt.judge import JudgeOptions, check
 from tests.procs import descendants, processes
 
 
@@ -54,11 +56,40 @@ def _slot_processes(root: Path) -> set[int]:
 
 def pause(runner: SlotRunner, job: Job) -> JobResult:
     """Holds its lane for a while, as a judgement being prepared does; with `hold`, its
-    lane's pool then keeps a candidate process started ahead, as a judged lane's does."""
+    lane's pool then holds what a judged lane's does: a task's loaded reference worker
+    (`loaded`, a real judgement of a small CPU task) and a candidate process started ahead
+    (`spare`)."""
     time.sleep(float(job.params["s"]))
+    extra: dict = {"pid": os.getpid()}
     if job.params.get("hold"):
-        runner.pool(job).prestart(0)
-    return JobResult(job.id, extra={"pid": os.getpid()})
+        folder = runner.root / "held"
+        folder.mkdir(exist_ok=True)
+        (folder / "model.py").write_text(_DOUBLE)
+        (folder / "model_new.py").write_text(_DOUBLE.replace("class Model", "class ModelNew"))
+        pool = runner.pool(job)
+        options = JudgeOptions(device="cpu", trials=1, profile=False)
+        verdict = check(folder / "model.py", folder / "model_new.py", options, pool=pool)
+        reference, _ = pool.references(folder / "model.py", "cpu")
+        extra.update(correct=verdict.correct, spare=set(pool.spares.pids()),
+                     loaded={reference.worker.proc.pid} if reference else set())
+    return JobResult(job.id, extra=extra)
+
+
+_DOUBLE = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+"""
 
 
 register("short_of_memory_once", short_of_memory_once)

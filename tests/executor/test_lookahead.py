@@ -35,8 +35,9 @@ def test_one_slot_with_a_lookahead_of_one_holds_at_most_two_jobs(tmp_path) -> No
 def test_a_judgement_short_of_device_memory_beside_other_lanes_is_judged_again_alone(
         tmp_path) -> None:
     """The memory the first try lacked may have been the other lanes': the second try
-    overlaps no other job, their idle judge workers are gone while it runs, and its verdict
-    is the one that stands. The lanes' own processes stay, and judge their next jobs."""
+    overlaps no other job, their loaded judge workers are gone while it runs, and its
+    verdict is the one that stands. The lanes' own processes stay, with the workers they
+    started ahead, and judge their next jobs."""
     sources, options = Sources("t.py", "class Model: pass\n"), JudgeOptions(device="cpu")
     with LocalExecutor("cpu", root=tmp_path / "exec", lookahead=2,
                        plugins=("tests.executor.plugin",)) as executor:
@@ -51,8 +52,12 @@ def test_a_judgement_short_of_device_memory_beside_other_lanes_is_judged_again_a
     assert result.verdict["correct"] and result.attempts == 2
     assert result.extra["infra_errors"] == [RETRIED_ALONE]
     held = {o.extra["pid"] for o in others[:2]}
+    assert all(o.extra["correct"] and o.extra["loaded"] and o.extra["spare"] for o in others[:2])
+    loaded = set().union(*(o.extra["loaded"] for o in others[:2]))
+    spare = set().union(*(o.extra["spare"] for o in others[:2]))
     assert held <= result.extra["siblings"]  # the lanes that had run pauses: still there,
-    assert result.extra["sibling_workers"] == set()  # their judge workers closed,
+    assert not loaded & result.extra["sibling_workers"]  # their loaded workers gone,
+    assert spare <= result.extra["sibling_workers"]  # their spares kept,
     assert len({o.extra["pid"] for o in [*others, result]}) <= 3  # and no lane began anew
     start, end = result.extra["span"]
     assert all(o.extra["span"][1] <= start or o.extra["span"][0] >= end for o in others)

@@ -123,6 +123,33 @@ def test_a_pool_ahead_starts_the_next_tasks_processes_during_a_judgement(tmp_pat
         pool.close()
 
 
+def test_a_released_pool_lets_its_task_go_and_keeps_what_it_started_ahead() -> None:
+    """A lane beside a judgement that needs the device alone is released: its loaded
+    reference goes (it holds the task's memory), its spare processes stay, and its next
+    judgement's candidate is one started before that judgement, as the candidate's import
+    parts show (`boot_waited` is the part of its start-up inside the judgement)."""
+    opts = JudgeOptions(device="cpu", profile=False)
+    pool = JudgePool(worker_env(opts), ahead=True)
+    try:
+        first = check(TASK, ZOO / "correct.py", opts, pool=pool)
+        assert first.status is Status.OK
+        parts = first.phases_s
+        assert parts["load.candidate.import.boot_waited"] >= parts["load.candidate.import.boot"]
+        loaded = pool.references(TASK, "cpu")[0].worker
+        spares = pool.spares.pids()
+        assert spares and loaded.alive
+        pool.release()
+        assert not loaded.alive and all(pid in pool.spares.pids() for pid in spares)
+        again = check(TASK, ZOO / "correct.py", opts, pool=pool)
+        assert again.status is Status.OK
+        parts = again.phases_s
+        assert parts.get("load.candidate.import.boot_waited", 0.0) < parts[
+            "load.candidate.import.boot"]
+        assert pool.references(TASK, "cpu")[0].worker is not loaded
+    finally:
+        pool.close()
+
+
 def test_a_worker_started_in_another_folder_runs_the_judges_own_cudaopt(tmp_path) -> None:
     """A sandbox starts the candidate worker in its workspace: `python -m` there finds no
     cudaopt run from a checkout unless the worker is told where the judge's own is."""

@@ -64,6 +64,8 @@ def load(session: Session, task: Path, candidate: Path, build_dir: Path | None,
             "import": imported["import_s"], "import_wait": staging - waited,
             "stage": turn - staging, "turn": started - turn,
             "model": time.perf_counter() - started})
+        add_parts(verdict, "load.candidate.import", session.boot_waited(
+            session.candidate, _numbers(imported.get("parts_s"))))
     except WorkerFailure as exc:
         if exc.kind == "build":
             verdict.status, verdict.error = Status.BUILD_FAILED, str(exc)
@@ -272,3 +274,12 @@ def check_streams(session: Session, verdict: Verdict, say: Callable[[str], None]
             f"the candidate set aside {reply['l2_persisting_bytes']} bytes of L2 for "
             "persisting accesses; the judge reset it (cuCtxResetPersistingL2Cache, limit 0) "
             "before every timed call, so the cold timing stayed cold")
+
+
+def _numbers(parts: object) -> dict[str, float]:
+    """The candidate's own account of its import's parts, kept only where it is a number in
+    a sane range: it comes from the process under judgement."""
+    if not isinstance(parts, dict):
+        return {}
+    return {str(k)[:32]: float(v) for k, v in list(parts.items())[:8]
+            if isinstance(v, int | float) and 0 <= v < 1e5}

@@ -40,7 +40,8 @@ _threads = torch.get_num_threads
 
 
 class CandidateWorker:
-    def __init__(self) -> None:
+    def __init__(self, boot: dict[str, float] | None = None) -> None:
+        self.boot = boot or {}  # its start-up, reported with the import (see `import_`)
         self.model: Any = None
         self.allow: tuple[str, ...] = ()
         self.bench: Bench | None = None
@@ -60,12 +61,17 @@ class CandidateWorker:
 
     def import_(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The task and the candidate imported (`load_inline` builds happen here), while the
-        reference worker builds the task's model and saves the weights `load` needs."""
+        reference worker builds the task's model and saves the weights `load` needs. The
+        reply's `parts_s` (this process's start-up and the judge's own steps before the
+        candidate's import) say where a slow import's wait went; they come from the
+        candidate's process, so they describe and never decide."""
+        started = _perf()
         self.allow = tuple(cmd["allow"])
         self.threads = cmd.get("threads")
         use_threads(self.threads)
         task = load_module(Path(cmd["task"]), "cudaopt_task")
         self.init_inputs = list(task.get_init_inputs())
+        tasked = _perf()
         self.bench = Bench(task, torch.device(cmd["device"]))
         self.burst = Burst(self.bench)
         self._snapshot(self.bench)
@@ -73,13 +79,14 @@ class CandidateWorker:
             sys.path.insert(0, cmd["build_dir"])
         use_content_dir(Path(cmd["candidate"]))
         start = _perf()
+        parts = {**self.boot, "task": tasked - started, "bench": start - tasked}
         try:
             self.module = load_module(Path(cmd["candidate"]), "model_new")
         except Exception as exc:
             failed_build = "Error building extension" in str(exc)
             return {"ok": False, "kind": "build" if failed_build else "import",
                     "error": _short_error(exc)}
-        return {"import_s": _perf() - start}
+        return {"import_s": _perf() - start, "parts_s": parts}
 
     def stage(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """The reference's weights read into host memory (page-locked for a GPU) before the

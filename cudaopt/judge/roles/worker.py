@@ -61,7 +61,7 @@ def run(role: str) -> None:
     else:
         from cudaopt.judge.roles.candidate import CandidateWorker
 
-        serve(CandidateWorker().handlers())
+        serve(CandidateWorker(boot).handlers())
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: a broken extension may crash in destructors
 

@@ -306,6 +306,15 @@ class JudgePool:
             env[PREWARM_ENV] = "compile"
         return Worker("reference", self._log(name), env, fork=self.forks)
 
+    def release(self) -> None:
+        """The loaded pair let go, as at `close`, and the processes started ahead kept: a
+        judgement that needs the device to itself asks this of the pools beside it. What
+        they hold is a task's model and inputs; a spare candidate holds only its CUDA
+        context, a spare reference no device memory, and closing them put a candidate's
+        start (5.4-6.5 s on an H100, sandboxed) on the path of each pool's next judgement."""
+        self._drop()
+        self._key = None  # the next judgement borrows its task's pair again, if lent
+
     def close(self) -> None:
         self._drop()
         self.spares.close()
