@@ -29,7 +29,7 @@ from cudaopt.executor.lanes import (
     out_of_device_memory,
 )
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
-from cudaopt.executor.slot import RELEASE
+from cudaopt.executor.slot import PRESTART, RELEASE
 from cudaopt.judge import gpu_identity
 
 #: How long a lane's process may take to close its judge workers: a pair lent to the
@@ -141,12 +141,11 @@ class LocalExecutor:
             while (pending := self._queue.take(warm_key)) is not None:
                 pending.attempts += 1
                 need = self._need(spec, pending)
+                if proc is None or not proc.alive:
+                    proc = self._start(spec, pending.job)
                 with self._gate.enter(spec.name, pending.alone, need):
                     if pending.alone:
                         self._close_beside(spec.name, name)
-                    if proc is None or not proc.alive:
-                        proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins,
-                                            self._timing_cpus, self._build_env)
                     with self._cond:
                         self._running[name] = self._lanes[name] = proc
                     result = proc.run(pending.job, self.job_timeout_s)
@@ -174,6 +173,18 @@ class LocalExecutor:
         finally:
             if proc is not None:
                 proc.close()
+
+    def _start(self, spec: SlotSpec, job: Job) -> _SlotProcess:
+        """A lane's process, started before the lane waits for its turn on the device. On a
+        GPU, for a judge job, it starts that job's judge processes at once (`PRESTART`):
+        the lanes of a cold bench whose first tasks are judged alone one after another (the
+        6 GiB-input activations of KernelBench) each booted theirs only when their turn
+        came, 10-16 s of `load` apiece on the critical path (an H100 80GB, 2026-12-07)."""
+        proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins, self._timing_cpus,
+                            self._build_env)
+        if spec.device == "cuda" and job.kind == "judge":
+            proc.conn.send((PRESTART, job.options))
+        return proc
 
     def _need(self, spec: SlotSpec, pending: Pending) -> int:
         """The device bytes the job's lane counts on holding: its task's footprint, or for a

@@ -10,19 +10,31 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec
 from cudaopt.executor.devlock import device_lock
 from cudaopt.executor.jobs import Job, JobResult
-from cudaopt.judge import JudgePool, gpu_identity, machine_lender, sandbox_off, worker_env
+from cudaopt.judge import (
+    JudgeOptions,
+    JudgePool,
+    gpu_identity,
+    machine_lender,
+    sandbox_off,
+    worker_env,
+)
 
 Handler = Callable[["SlotRunner", Job], JobResult]
 #: Sent to a slot process in place of a job: let its loaded judge workers go, which hold
 #: device memory, and keep the process, whose warm templates fork the next job's workers,
 #: and its pool's spares (`LocalExecutor._close_beside`); it answers with the same word.
 RELEASE = "release"
+#: Sent with a judge job's settings ahead of a lane's first job, while the lane waits for
+#: the device: the pool for those settings, its processes started now, so that their
+#: imports overlap the wait instead of following it (`LocalExecutor._start`); no answer.
+PRESTART = "prestart"
 #: Job kinds and what runs them; other packages add theirs (an agent run) via `register`.
 HANDLERS: dict[str, Handler] = {}
 
@@ -46,13 +58,21 @@ class SlotRunner:
     def pool(self, job: Job) -> JudgePool:
         """The warm pool for this job's judge settings (one per slot, rebuilt when they
         change); the pool itself re-keys its reference workers when the task changes."""
-        key = (job.options.cache_dir, job.options.device)
+        return self._pool_for(job.options)
+
+    def prestart(self, options: JudgeOptions) -> None:
+        """The pool for `options`, its next judgement's processes started now (`PRESTART`)."""
+        device = options.device or self.spec.device
+        self._pool_for(options).prestart_for(replace(options, device=device), device)
+
+    def _pool_for(self, options: JudgeOptions) -> JudgePool:
+        key = (options.cache_dir, options.device or self.spec.device)
         if self._pool is None or key != self._pool_key:
             if self._pool is not None:
                 self._pool.close()
             # on a GPU the next job's processes start while this one times (see `ahead`);
             # on a CPU their start would compete with the timing for the cores
-            self._pool = JudgePool(worker_env(job.options), wrapper=self._wrapper(),
+            self._pool = JudgePool(worker_env(options), wrapper=self._wrapper(),
                                    ahead=self.spec.device == "cuda",
                                    confined=self.sandbox != "none")
             gpu = gpu_identity(0) if self.spec.device == "cuda" else None  # ours is cuda:0
@@ -105,8 +125,6 @@ class SlotRunner:
 
 def judge_job(runner: SlotRunner, job: Job) -> JobResult:
     """Judge the job's candidate against its task, exactly as `cudaopt check` would."""
-    from dataclasses import replace
-
     from cudaopt.judge import check  # imports torch: only where a job is judged
 
     task, candidate = job.sources.materialize(runner.root)
@@ -143,6 +161,9 @@ def serve(conn: Connection, runner: SlotRunner) -> None:
         if job == RELEASE:
             runner.release()
             conn.send(RELEASE)
+            continue
+        if isinstance(job, tuple) and job[0] == PRESTART:
+            runner.prestart(job[1])
             continue
         conn.send(runner.run(job))
 

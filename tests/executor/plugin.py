@@ -98,11 +98,13 @@ register("pause", pause)
 
 def held(runner: SlotRunner, job: Job) -> JobResult:
     """A CUDA judgement's verdict whose processes held `gib` of device memory at most; says
-    which other slot processes were alive while it ran."""
+    which other slot processes, and judge workers of theirs, were alive while it ran."""
     time.sleep(float(job.params.get("s", 0.0)))
+    siblings = _slot_processes(runner.root) - {os.getpid()}
+    workers = set(processes("-m cudaopt.judge.roles.worker ")) & descendants(siblings)
     return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True,
                                       "device_memory_gib": float(job.params["gib"])},
-                     extra={"siblings": _slot_processes(runner.root) - {os.getpid()}})
+                     extra={"siblings": siblings, "sibling_workers": workers})
 
 
 register("held", held)

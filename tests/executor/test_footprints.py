@@ -43,8 +43,8 @@ def test_lanes_start_jobs_only_while_their_tasks_footprints_fit(tmp_path) -> Non
 def test_a_footprint_learnt_in_one_run_sizes_the_lanes_of_the_next(tmp_path) -> None:
     """The first run counts the task as an equal share and judges it beside the others;
     it learns that its judgement held 9.5 GiB (11.5 with the contexts), more than the
-    slot's 10: the next run judges it alone from its first try, the other lanes'
-    processes closed."""
+    slot's 10: the next run judges it alone from its first try, no judge worker of the
+    other lanes beside it."""
     task, path, options = _task("big"), tmp_path / "footprints.json", JudgeOptions()
     for run in (1, 2):
         with LocalExecutor("cpu", root=tmp_path / f"exec{run}", lookahead=2, plugins=PLUGIN,
@@ -60,7 +60,7 @@ def test_a_footprint_learnt_in_one_run_sizes_the_lanes_of_the_next(tmp_path) -> 
             assert _overlaps(result.extra["span"], others)
         else:
             assert not _overlaps(result.extra["span"], others)
-            assert result.extra["siblings"] == set()
+            assert result.extra["sibling_workers"] == set()
 
 
 def test_footprints_kept_on_disk_survive_a_broken_file_and_other_writers(tmp_path) -> None:

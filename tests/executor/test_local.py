@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from cudaopt.executor import Job, LocalExecutor, Sources
+from cudaopt.executor import Job, LocalExecutor, SlotSpec, Sources
+from cudaopt.executor.local import _SlotProcess
+from cudaopt.executor.slot import PRESTART
 from cudaopt.judge import JudgeOptions
 from tests.conftest import EXAMPLES
 
 CPU = EXAMPLES / "fused_swish_cpu"
+ZOO = Path(__file__).parents[1] / "judge" / "zoo"
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +60,25 @@ def test_unknown_job_kinds_and_unsafe_names_are_refused(executor: LocalExecutor)
     bad = Sources("t.py", "x", "class ModelNew: pass", {"../evil.cu": ""})
     with pytest.raises(ValueError, match="not a plain source file name"):
         bad.materialize(Path("/tmp/never"))
+
+
+@pytest.mark.parametrize("told", [True, False])
+def test_a_lane_told_its_first_jobs_settings_starts_its_judge_processes_before_the_job(
+        tmp_path: Path, told: bool) -> None:
+    """A GPU lane waiting for its turn is told its first judge job's settings (`PRESTART`):
+    the job's reference and candidate processes then start before the job, their start-up
+    outside its judgement (`boot_waited` under `boot`); untold, the job starts them."""
+    options = JudgeOptions(device="cpu", profile=False)
+    proc = _SlotProcess(SlotSpec("cpu:0", "cpu"), tmp_path, "none", (), {}, {})
+    try:
+        if told:
+            proc.conn.send((PRESTART, options))
+        sources = Sources.from_files(ZOO / "task.py", ZOO / "correct.py")
+        result = proc.run(Job("j", "judge", sources, options), 600)
+    finally:
+        proc.close()
+    assert result.infra_error is None, result.infra_error
+    phases = result.verdict["phases_s"]
+    for worker in ("load.reference", "load.candidate.import"):
+        ahead = phases.get(f"{worker}.boot_waited", 0.0) < phases[f"{worker}.boot"]
+        assert ahead == told, (worker, phases)
