@@ -30,7 +30,7 @@ from cudaopt.executor.lanes import (
 )
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
 from cudaopt.executor.slot import PRESTART, RELEASE
-from cudaopt.judge import gpu_identity
+from cudaopt.judge import JudgeOptions, gpu_identity
 
 #: How long a lane's process may take to close its judge workers: a pair lent to the
 #: machine's judge first says what device memory it holds (`JudgePool.release`, up to 60 s).
@@ -183,7 +183,7 @@ class LocalExecutor:
         proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins, self._timing_cpus,
                             self._build_env)
         if spec.device == "cuda" and job.kind == "judge":
-            proc.conn.send((PRESTART, job.options))
+            proc.prestart(job.options)
         return proc
 
     def _need(self, spec: SlotSpec, pending: Pending) -> int:
@@ -270,6 +270,10 @@ class _SlotProcess:
             os.killpg(self.proc.pid, 9)
         except ProcessLookupError:
             pass
+
+    def prestart(self, options: JudgeOptions) -> None:
+        """See `slot.PRESTART`: no answer comes back, so the lane does not wait."""
+        self.conn.send((PRESTART, options))
 
     def release(self, timeout_s: float = RELEASE_S) -> None:
         """Its loaded judge workers let go, the process kept (see `slot.RELEASE`); one that

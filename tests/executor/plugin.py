@@ -42,16 +42,16 @@ def short_of_memory_once(runner: SlotRunner, job: Job) -> JobResult:
         error = "candidate OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB."
         return JobResult(job.id, verdict={"device": "cuda", "status": "crash",
                                           "correct": False, "error": error})
-    siblings = _slot_processes(runner.root) - {os.getpid()}
-    workers = set(processes("-m cudaopt.judge.roles.worker ")) & descendants(siblings)
     return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True},
-                     extra={"siblings": siblings, "sibling_workers": workers,
-                            "pid": os.getpid()})
+                     extra={**_beside(runner), "pid": os.getpid()})
 
 
-def _slot_processes(root: Path) -> set[int]:
-    """The live slot processes of the executor whose folder is `root`."""
-    return set(processes("-m cudaopt.executor ", f" {root} "))
+def _beside(runner: SlotRunner) -> dict[str, set[int]]:
+    """The executor's other live slot processes (`siblings`) and the judge workers under
+    them (`sibling_workers`)."""
+    siblings = set(processes("-m cudaopt.executor ", f" {runner.root} ")) - {os.getpid()}
+    workers = set(processes("-m cudaopt.judge.roles.worker ")) & descendants(siblings)
+    return {"siblings": siblings, "sibling_workers": workers}
 
 
 def pause(runner: SlotRunner, job: Job) -> JobResult:
@@ -100,11 +100,9 @@ def held(runner: SlotRunner, job: Job) -> JobResult:
     """A CUDA judgement's verdict whose processes held `gib` of device memory at most; says
     which other slot processes, and judge workers of theirs, were alive while it ran."""
     time.sleep(float(job.params.get("s", 0.0)))
-    siblings = _slot_processes(runner.root) - {os.getpid()}
-    workers = set(processes("-m cudaopt.judge.roles.worker ")) & descendants(siblings)
     return JobResult(job.id, verdict={"device": "cuda", "status": "ok", "correct": True,
                                       "device_memory_gib": float(job.params["gib"])},
-                     extra={"siblings": siblings, "sibling_workers": workers})
+                     extra=_beside(runner))
 
 
 register("held", held)

@@ -9,7 +9,6 @@ import pytest
 
 from cudaopt.executor import Job, LocalExecutor, SlotSpec, Sources
 from cudaopt.executor.local import _SlotProcess
-from cudaopt.executor.slot import PRESTART
 from cudaopt.judge import JudgeOptions
 from tests.conftest import EXAMPLES
 
@@ -72,7 +71,7 @@ def test_a_lane_told_its_first_jobs_settings_starts_its_judge_processes_before_t
     proc = _SlotProcess(SlotSpec("cpu:0", "cpu"), tmp_path, "none", (), {}, {})
     try:
         if told:
-            proc.conn.send((PRESTART, options))
+            proc.prestart(options)
         sources = Sources.from_files(ZOO / "task.py", ZOO / "correct.py")
         result = proc.run(Job("j", "judge", sources, options), 600)
     finally:
