@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from multiprocessing.connection import Connection
 from pathlib import Path
 
 from cudaopt.executor.base import SlotSpec, slot_specs
@@ -29,12 +25,7 @@ from cudaopt.executor.lanes import (
     out_of_device_memory,
 )
 from cudaopt.executor.prebuild import Prebuilder, arch_env, needs_build
-from cudaopt.executor.slot import PRESTART, RELEASE
-from cudaopt.judge import JudgeOptions, gpu_identity
-
-#: How long a lane's process may take to close its judge workers: a pair lent to the
-#: machine's judge first says what device memory it holds (`JudgePool.release`, up to 60 s).
-RELEASE_S = 90.0
+from cudaopt.executor.slotproc import SlotProcess
 
 
 class LocalExecutor:
@@ -71,8 +62,8 @@ class LocalExecutor:
         self._timing_cpus = _reserve(self._slots)
         self._queue = JobQueue()
         self._cond = self._queue.cond
-        self._running: dict[str, _SlotProcess] = {}  # slot lane -> its process, while it works
-        self._lanes: dict[str, _SlotProcess] = {}  # slot lane -> its last process
+        self._running: dict[str, SlotProcess] = {}  # slot lane -> its process, while it works
+        self._lanes: dict[str, SlotProcess] = {}  # slot lane -> its last process
         self._footprints = Footprints(footprints or (default_path() if device == "cuda"
                                                       else None))
         self._build_env = arch_env(self._slots)
@@ -135,7 +126,7 @@ class LocalExecutor:
         self.close()
 
     def _serve(self, spec: SlotSpec, lane: int) -> None:
-        proc: _SlotProcess | None = None
+        proc: SlotProcess | None = None
         warm_key, name = None, f"{spec.name}#{lane}"
         try:
             while (pending := self._queue.take(warm_key)) is not None:
@@ -174,13 +165,13 @@ class LocalExecutor:
             if proc is not None:
                 proc.close()
 
-    def _start(self, spec: SlotSpec, job: Job) -> _SlotProcess:
+    def _start(self, spec: SlotSpec, job: Job) -> SlotProcess:
         """A lane's process, started before the lane waits for its turn on the device. On a
         GPU, for a judge job, it starts that job's judge processes at once (`PRESTART`):
         the lanes of a cold bench whose first tasks are judged alone one after another (the
         6 GiB-input activations of KernelBench) each booted theirs only when their turn
         came, 10-16 s of `load` apiece on the critical path (an H100 80GB, 2026-12-07)."""
-        proc = _SlotProcess(spec, self.root, self.sandbox, self.plugins, self._timing_cpus,
+        proc = SlotProcess(spec, self.root, self.sandbox, self.plugins, self._timing_cpus,
                             self._build_env)
         if spec.device == "cuda" and job.kind == "judge":
             proc.prestart(job.options)
@@ -219,94 +210,6 @@ class LocalExecutor:
                     if name != lane and proc.spec.name == slot]
         for proc in idle:
             proc.release()
-
-
-class _SlotProcess:
-    """One slot's process and the pipe to it."""
-
-    def __init__(self, spec: SlotSpec, root: Path, sandbox: str, plugins: tuple[str, ...],
-                 timing_cpus: dict[str, int], build_env: dict[str, str]):
-        self.spec = spec
-        ours, theirs = socket.socketpair()
-        env = {**os.environ, **build_env}
-        if spec.gpu is not None:  # the parent's cuda:N, as the host names it
-            env["CUDA_VISIBLE_DEVICES"] = gpu_identity(spec.gpu)
-        if spec.name in timing_cpus:
-            from cudaopt.judge import pinning
-
-            env[pinning.TIMING_CPU_ENV] = str(timing_cpus[spec.name])
-            env[pinning.RESERVED_ENV] = ",".join(map(str, sorted(timing_cpus.values())))
-        argv = [sys.executable, "-m", "cudaopt.executor", str(theirs.fileno()), spec.name,
-                spec.device, "-" if spec.gpu is None else str(spec.gpu), str(root), sandbox,
-                *plugins]
-        self.proc = subprocess.Popen(argv, env=env, pass_fds=(theirs.fileno(),),
-                                     start_new_session=True, stdin=subprocess.DEVNULL)
-        theirs.close()
-        self.conn = Connection(ours.detach())
-        self._closing, self._closed = threading.Lock(), False
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def run(self, job: Job, timeout_s: float) -> JobResult:
-        try:
-            self.conn.send(job)
-            if not self.conn.poll(timeout_s):
-                return JobResult(job.id, infra_error=f"slot {self.spec.name} gave no answer "
-                                 f"within {timeout_s:.0f} s (killed)", slot=self.spec.name)
-            return self.conn.recv()
-        except (EOFError, OSError) as exc:
-            code = self.proc.poll()
-            return JobResult(job.id, slot=self.spec.name, infra_error=(
-                f"slot {self.spec.name} process died (exit code {code}): {exc or 'EOF'}"))
-
-    def terminate(self, grace_s: float = 10.0) -> None:
-        """SIGTERM lets the slot close its judge workers; SIGKILL after `grace_s`."""
-        try:
-            self.proc.terminate()
-            self.proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, 9)
-        except ProcessLookupError:
-            pass
-
-    def prestart(self, options: JudgeOptions) -> None:
-        """See `slot.PRESTART`: no answer comes back, so the lane does not wait."""
-        self.conn.send((PRESTART, options))
-
-    def release(self, timeout_s: float = RELEASE_S) -> None:
-        """Its loaded judge workers let go, the process kept (see `slot.RELEASE`); one that
-        does not answer in time, or is gone, is closed instead. Called by another lane's
-        thread while this one is idle (`LocalExecutor._close_beside`)."""
-        with self._closing:
-            if self._closed:
-                return
-            try:
-                self.conn.send(RELEASE)
-                if self.conn.poll(timeout_s) and self.conn.recv() == RELEASE:
-                    return
-            except (EOFError, OSError):
-                pass
-        self.close()
-
-    def close(self) -> None:
-        """Idempotent, and safe from two threads: a lane working alone may be releasing an
-        idle sibling (`release`) while that sibling's own thread closes it."""
-        with self._closing:
-            if self._closed:
-                return
-            self._closed = True
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        self.conn.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, 9)
-            self.proc.wait()
 
 
 def _reserve(slots: list[SlotSpec]) -> dict[str, int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.executor import Job, LocalExecutor, SlotSpec, Sources
-from cudaopt.executor.local import _SlotProcess
+from cudaopt.executor.slotproc import SlotProcess
 from cudaopt.judge import JudgeOptions
 from tests.conftest import EXAMPLES
 
@@ -68,7 +68,7 @@ def test_a_lane_told_its_first_jobs_settings_starts_its_judge_processes_before_t
     the job's reference and candidate processes then start before the job, their start-up
     outside its judgement (`boot_waited` under `boot`); untold, the job starts them."""
     options = JudgeOptions(device="cpu", profile=False)
-    proc = _SlotProcess(SlotSpec("cpu:0", "cpu"), tmp_path, "none", (), {}, {})
+    proc = SlotProcess(SlotSpec("cpu:0", "cpu"), tmp_path, "none", (), {}, {})
     try:
         if told:
             proc.prestart(options)
