@@ -43,6 +43,17 @@ def forked(worker) -> bool:  # noqa: ANN001 - a judge Worker
     return int(stat.rsplit(")", 1)[1].split()[1]) in template_pids()
 
 
+def forked_reference(pool):  # noqa: ANN001, ANN201 - a JudgePool; its Worker
+    """A reference worker of `pool` forked from its template, once the template is ready
+    (those asked for before that start as new processes)."""
+    deadline = time.monotonic() + 180
+    while not forked(worker := pool.new_reference("ref")):
+        worker.discard()
+        assert time.monotonic() < deadline, "the template never became ready"
+        time.sleep(0.2)
+    return worker
+
+
 def prewarmed(worker) -> bool:  # noqa: ANN001 - a judge Worker
     """Whether the worker imported torch.compile's machinery before its task: forked from a
     template (which imported it), or started to import it (`CUDAOPT_PREWARM=compile`)."""

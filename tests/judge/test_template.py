@@ -16,9 +16,9 @@ import torch
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
 from cudaopt.judge.workers import template
-from cudaopt.judge.workers.child import Worker, WorkerFailure
+from cudaopt.judge.workers.child import WorkerFailure
 from cudaopt.judge.workers.pool import JudgePool
-from tests.conftest import ROOT, forked, held_only_its_own
+from tests.conftest import ROOT, forked, forked_reference, held_only_its_own
 
 MARK = 0.123456789  # every element of the task's output: bytes no process holds by chance
 TASK = f'''import torch
@@ -39,17 +39,6 @@ def get_init_inputs():
 '''
 NEEDLE = struct.pack("f", MARK) * 64
 CANDIDATE = TASK.replace("class Model(", "class ModelNew(")
-
-
-def _forked_reference(pool: JudgePool) -> Worker:
-    """A reference worker of `pool` forked from its template, once the template is ready
-    (those asked for before that start as new processes)."""
-    deadline = time.monotonic() + 180
-    while not forked(worker := pool.new_reference("ref")):
-        worker.discard()
-        assert time.monotonic() < deadline, "the template never became ready"
-        time.sleep(0.2)
-    return worker
 
 
 def _holds(pid: int, needle: bytes) -> bool:
@@ -80,14 +69,14 @@ def test_a_trusted_worker_forked_warm_is_ready_at_once_and_inherits_nothing(
     opts = JudgeOptions(device="cpu", profile=False, allow=["*"])
     pool = JudgePool(worker_env(opts), isolate=False)
     try:
-        _forked_reference(pool).discard()
+        forked_reference(pool).discard()
         verdict = check(tmp_path / "task.py", tmp_path / "cand.py", opts, pool=pool)
         assert verdict.status is Status.OK, verdict.error
         shown = torch.full((4096,), MARK)  # the scan sees an output that is alive
         assert _holds(os.getpid(), NEEDLE)
         del shown
         started = time.monotonic()
-        worker = _forked_reference(pool)
+        worker = forked_reference(pool)
         with pytest.raises(WorkerFailure) as answered:
             worker.call("no such request", 60)
         assert answered.value.kind == "KeyError"
@@ -106,7 +95,7 @@ def test_a_killed_template_costs_only_its_own_start() -> None:
     the ones after it."""
     pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)
     try:
-        _forked_reference(pool).discard()
+        forked_reference(pool).discard()
         for pid in template.template_pids():
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.5)
@@ -116,7 +105,7 @@ def test_a_killed_template_costs_only_its_own_start() -> None:
             worker.call("no such request", 120)
         assert answered.value.kind == "KeyError"
         worker.discard()
-        _forked_reference(pool).discard()
+        forked_reference(pool).discard()
     finally:
         pool.close()
 
@@ -138,12 +127,12 @@ def test_a_fork_takes_the_judges_scheduling_not_what_the_template_was_given() ->
     judgement times its baselines slowed down."""
     pool = JudgePool(worker_env(JudgeOptions(device="cpu")), isolate=False)
     try:
-        _forked_reference(pool).discard()
+        forked_reference(pool).discard()
         for pid in template.template_pids():
             for thread in os.listdir(f"/proc/{pid}/task"):
                 os.sched_setscheduler(int(thread), os.SCHED_IDLE, os.sched_param(0))
                 os.setpriority(os.PRIO_PROCESS, int(thread), 19)
-        worker = _forked_reference(pool)
+        worker = forked_reference(pool)
         assert os.getpriority(os.PRIO_PROCESS, worker.proc.pid) == os.getpriority(
             os.PRIO_PROCESS, 0)
         assert os.sched_getscheduler(worker.proc.pid) == os.sched_getscheduler(0)

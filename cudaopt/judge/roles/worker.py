@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from cudaopt.judge.building.caches import prewarm_compile
+from cudaopt.judge.roles.allocator import steady_allocator
 from cudaopt.judge.workers.child import CUDA_AHEAD_ENV, PREWARM_ENV, SPAWNED_ENV
 from cudaopt.judge.workers.digest import preload_kernel
 
@@ -39,7 +40,9 @@ def serve(handlers: dict[str, Any]) -> None:
 
 def run(role: str) -> None:
     """Serve as `role` until told to exit; a worker forked from the template comes here too
-    (`roles.template`), its imports already done."""
+    (`roles.template`), its imports already done. Both contestants' processes allocate
+    alike (`allocator`)."""
+    steady_allocator()
     torch.set_grad_enabled(False)
     boot: dict[str, float] = {}
     if os.environ.get(CUDA_AHEAD_ENV):
