@@ -5,6 +5,7 @@ on every call and the other not, and identity candidates came out anywhere from 
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, check, worker_env
-from cudaopt.judge.roles.allocator import MMAP_THRESHOLD_BYTES, steady_allocator
+from cudaopt.judge.roles.allocator import MMAP_THRESHOLD_BYTES
 from cudaopt.judge.workers.pool import JudgePool
 from tests.conftest import forked_reference
 
@@ -41,8 +42,9 @@ def mapped():
     return grown
 '''
 
+_LIBC = ctypes.CDLL(None)
 pytestmark = pytest.mark.skipif(
-    not (steady_allocator() and hasattr(__import__("ctypes").CDLL(None), "mallinfo2")),
+    not (hasattr(_LIBC, "mallopt") and hasattr(_LIBC, "mallinfo2")),
     reason="not glibc 2.33 or later: no mallopt or mallinfo2")
 
 

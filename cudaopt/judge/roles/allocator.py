@@ -20,7 +20,6 @@ and given back, so multi-GiB host copies of KernelBench outputs cost what they d
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 #: The largest size served from the heap: glibc's own ceiling for its rising threshold.
 MMAP_THRESHOLD_BYTES = 32 << 20
@@ -33,9 +32,8 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
 def steady_allocator() -> bool:
     """Fix the thresholds in this process (and the processes it forks later); False where
     the C library has no `mallopt` or refused (not glibc): nothing to fix there."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-        mallopt = libc.mallopt
+    try:  # the process's own symbols, libc's among them: no search for the library file
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
