@@ -68,3 +68,15 @@ def test_patched_clocks_are_reported() -> None:
             in verdict.violations)
     assert ("tampering: torch.cuda.Event.elapsed_time was replaced after the candidate was "
             "imported" in verdict.violations)
+
+
+def test_processes_that_spin_beside_the_baselines_earn_no_speed_reward() -> None:
+    """Beats a harness, and a judge, that reads load only outside the process tree it
+    started: the candidate's own processes slow the baselines' calls, not its own. The
+    judge reads their CPU time while it times (workers/beside.py): not proof of a forgery,
+    so the timing is untrusted rather than refused."""
+    assert fools_naive("load_beside_baselines")
+    verdict = judge("load_beside_baselines", profile=True)
+    assert verdict.status is Status.OK and verdict.noisy and verdict.reward <= 1, verdict
+    assert any("processes the candidate started used" in w for w in verdict.warnings), (
+        verdict.warnings)

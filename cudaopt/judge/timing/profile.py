@@ -154,20 +154,22 @@ def _reliably(session: Session, names: list[str], calls: int, verdict: Verdict,
     keep the steadier of the two. Noise in both marks the verdict `noisy`. Not measured
     again where the rounds already show no speed milestone within reach and the machine was
     not contended: scatter is in the rounds' statistics, a contended machine's bias is not,
-    and it could lean either way. Also returns whether the kept measurement ran on a
-    contended machine."""
+    and it could lean either way. The candidate's own load beside the baselines' calls
+    (`beside`) is unreliable too, but it is no contention: it excuses no disagreement of the
+    clocks. Also returns whether the kept measurement ran on a contended machine."""
     margin = session.options.margin
-    probe = _probe(session)
+    probe, beside = _probe(session), session.watch()
     rounds = _measure(session, names, calls, verdict, say, checks, guard_share)
     contended = probe.reasons()
-    found = noise.reasons(rounds, names, margin) + contended
+    found = noise.reasons(rounds, names, margin) + contended + beside.reasons()
     beyond = not contended and noise.out_of_reach(rounds, margin)
     if found and not verdict.violations and not beyond:
         say(f"unreliable measurements ({found[0]}): re-measuring")
-        probe = _probe(session)
+        probe, beside = _probe(session), session.watch()
         again = _measure(session, names, calls, verdict, say, checks, guard_share)
         contended_again = probe.reasons()
-        found_again = noise.reasons(again, names, margin) + contended_again
+        found_again = (noise.reasons(again, names, margin) + contended_again
+                       + beside.reasons())
         if not found_again or noise.score(again, names) < noise.score(rounds, names):
             rounds, found, contended = again, found_again, contended_again
     verdict.noisy = bool(found)

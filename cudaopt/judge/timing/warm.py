@@ -59,6 +59,7 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         return _explain(session, verdict, names, profiled, "cold per-call time", {
             f"{name}_ms": t.median_ms for name, t in times.items() if t is not None})
     rounds: Rounds = []
+    beside = session.watch()
     for index in range(ROUNDS + 1):
         say(f"warm: round {index}/{ROUNDS} ({calls} back-to-back calls each)")
         with phase(verdict, "warm.rounds"):
@@ -66,6 +67,7 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
         if verdict.violations:
             return _release(session)
         rounds += [samples] if index else []
+    _untrusted(verdict, beside.reasons())
     if not options.breakdown:
         verdict.warm = summarize(rounds, names, None, calls)
         note_clock(verdict, options.margin)
@@ -77,6 +79,15 @@ def measure(session: Session, verdict: Verdict, say: Callable[[str], None]) -> N
     verdict.warm = summarize(rounds, names, profiled, calls)
     note_clock(verdict, options.margin)
     _explain(session, verdict, names, profiled, "warm back-to-back time", verdict.warm)
+
+
+def _untrusted(verdict: Verdict, found: list[str]) -> None:
+    """The back-to-back figures were taken beside the candidate's own load (`beside`):
+    the verdict earns no speed reward, whatever the per-call figure said."""
+    if found:
+        verdict.noisy = True
+        verdict.warnings.append(f"back to back, {'; '.join(found)}: the timing is untrusted "
+                                "(no speed reward above 1)")
 
 
 def _probe_kernels(session: Session, verdict: Verdict, say: Callable[[str], None],

@@ -13,6 +13,7 @@ from typing import Any
 
 from cudaopt.judge.building.extdir import keep_build
 from cudaopt.judge.verdict.options import JudgeOptions
+from cudaopt.judge.workers.beside import Beside
 from cudaopt.judge.workers.child import Worker
 from cudaopt.judge.workers.lending import STATE_NAME, Loaded
 from cudaopt.judge.workers.pool import JudgePool
@@ -79,6 +80,10 @@ class Session:
         if self._candidate is None:
             self._candidate = self.pool.candidate()
         return self._candidate
+
+    def watch(self) -> Beside:
+        """A watch on the processes the candidate starts, for the measurement starting now."""
+        return Beside(self.candidate.proc.pid)
 
     def take_workers(self) -> None:
         """A judgement takes its reference and candidate processes first, so that any still
