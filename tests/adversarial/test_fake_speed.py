@@ -8,7 +8,7 @@ from __future__ import annotations
 from cudaopt.judge import Status
 from cudaopt.judge.checks.streams import STALE
 
-from .harness import fools_naive, judge
+from .harness import fools_naive, judge, warm_pool
 
 TIMED_WRONG = "output of a timed call is wrong (the candidate behaves differently when timed)"
 
@@ -80,3 +80,17 @@ def test_processes_that_spin_beside_the_baselines_earn_no_speed_reward() -> None
     assert verdict.status is Status.OK and verdict.noisy and verdict.reward <= 1, verdict
     assert any("processes the candidate started used" in w for w in verdict.warnings), (
         verdict.warnings)
+
+
+def test_on_a_cpu_the_candidate_is_stopped_while_the_baselines_are_timed() -> None:
+    """Then nothing of the candidate's, a busy thread or a process it forked, takes the
+    baselines' cores while they are timed: a probe counts its process's continuations."""
+    verdict = judge("continued_count", profile=True)
+    assert verdict.status is Status.OK and not verdict.violations, verdict
+    counts = [int(line.split()[1]) for log in warm_pool("cpu").scratch.glob("candidate-*.log")
+              for line in log.read_text(errors="replace").splitlines()
+              if line.startswith("continued ")]
+    # once for each round of baseline calls, timed or back to back, each phase's warm-up
+    # round included, all but the last before its last call
+    rounds = verdict.timing_rounds + (verdict.warm or {}).get("rounds", 0)
+    assert counts and max(counts) >= rounds + 1, (counts, rounds)

@@ -17,6 +17,7 @@ process hold six times the output on a task KernelBench sizes at gigabytes.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +63,9 @@ def timed_round(session: Session, names: list[str], plan: Plan, verdict: Verdict
     samples: Samples = {}
     mismatches: dict[str, list[str]] = {}
     for name in order:
-        for key, values in _sequence(session, name, plan, verdict, at_once, mismatches).items():
+        with nullcontext() if name == "candidate" else session.candidate_held():
+            found = _sequence(session, name, plan, verdict, at_once, mismatches)
+        for key, values in found.items():
             samples.setdefault(key, []).extend(values)
     if not at_once:
         keys = [f"t{i}" for i in sorted(plan.checked)]

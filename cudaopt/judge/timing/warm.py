@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection
+from contextlib import nullcontext
 from typing import Any
 
 from cudaopt.judge.building.caches import cache_root
@@ -158,9 +159,11 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
     seeds = _seeds(session, 1 if reuse else calls + 1)
     order = [*names, "candidate"]
     session.rand_shuffle(order)
-    replies = {name: _burst(session, verdict, name, seeds, profile=name in profile,
-                            reuse=reuse, keep=name in ("eager", "candidate"))
-               for name in order}
+    replies = {}
+    for name in order:
+        with nullcontext() if name == "candidate" else session.candidate_held():
+            replies[name] = _burst(session, verdict, name, seeds, profile=name in profile,
+                                   reuse=reuse, keep=name in ("eager", "candidate"))
     chosen = list(range(calls))
     session.rand_shuffle(chosen)
     keys = [f"{KEY}{i}" for i in sorted(chosen[:CHECKS])]

@@ -18,7 +18,8 @@ disagreement of the clocks (`crosscheck.settle` reads contention from others onl
 The worker's own threads are not read here: torch's intra-op threads spin after each of the
 candidate's calls into the baselines' turn (0.04 s of an identity candidate's CPU time beside
 0.044 s of the baselines' back-to-back calls on a 2-core CPU, 2026-12-07), so a busy thread
-of the candidate's cannot yet be told from an honest one that way.
+of the candidate's cannot be told from an honest one that way. On a CPU the judge stops the
+candidate's process tree around the baselines' calls instead (`Session.candidate_held`).
 """
 
 from __future__ import annotations

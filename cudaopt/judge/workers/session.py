@@ -8,6 +8,7 @@ import secrets
 import shutil
 import tempfile
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from cudaopt.judge.workers.beside import Beside
 from cudaopt.judge.workers.child import Worker
 from cudaopt.judge.workers.lending import STATE_NAME, Loaded
 from cudaopt.judge.workers.pool import JudgePool
+from cudaopt.judge.workers.quiet import stopped
 from cudaopt.judge.workers.replies import digest_of
 
 
@@ -84,6 +86,16 @@ class Session:
     def watch(self) -> Beside:
         """A watch on the processes the candidate starts, for the measurement starting now."""
         return Beside(self.candidate.proc.pid)
+
+    def candidate_held(self) -> AbstractContextManager:
+        """Around a baseline's timed calls on a CPU: the candidate's process, and every
+        process it started, stopped, so that nothing of the candidate's (a thread or a
+        process it left running, whatever it is) runs while they are timed and takes their
+        cores. It waits for its next command meanwhile in any case. On a GPU its threads
+        stay where they are (see docs/development.md, owed item 20)."""
+        if self.device != "cpu" or self._candidate is None:
+            return nullcontext()
+        return stopped([self._candidate.proc.pid])
 
     def take_workers(self) -> None:
         """A judgement takes its reference and candidate processes first, so that any still
