@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudaopt.judge.workers.quiet import descendants
+from cudaopt.judge.workers.proctable import Proc, below, processes
 
 WAIT_SHARE = 0.10  # thread-seconds waiting per second of measurement
 OTHERS_SHARE = 0.25  # CPUs' worth of other processes' work on the workers' CPUs
@@ -50,7 +50,7 @@ class Probe:
     def __init__(self, pids: list[int], root: int | None = None):
         """`pids`: the timed workers, with whatever they run in (an isolated candidate's
         worker is a child of its bubblewrap, which the judge started)."""
-        table = _processes()
+        table = processes()
         self.pids = sorted({found for pid in pids for found in _descendants(table, pid)}
                            | set(pids))
         self.root = root or os.getpid()
@@ -58,9 +58,10 @@ class Probe:
         self.start = self._read()
 
     def _read(self) -> Reading:
-        table = _processes()
+        table = processes()
         return Reading(time.monotonic(), _waited_s(self.pids), _busy_s(self.cpus),
-                       {pid: table[pid][1] for pid in _descendants(table, self.root)},
+                       {pid: table[pid].own_s + table[pid].reaped_s
+                        for pid in _descendants(table, self.root)},
                        _runnable())
 
     def reasons(self) -> list[str]:
@@ -123,26 +124,8 @@ def _busy_s(cpus: set[int]) -> float:
     return total * _TICK_S
 
 
-def _processes() -> dict[int, tuple[int, float]]:
-    """pid -> (parent pid, CPU seconds of it and of its reaped children)."""
-    table = {}
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        # after the name: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
-        table[int(entry.name)] = (int(fields[1]), sum(int(v) for v in fields[11:15]) * _TICK_S)
-    return table
-
-
-def _descendants(table: dict[int, tuple[int, float]], root: int) -> set[int]:
-    if root not in table:
-        return set()
-    return set(descendants({pid: parent for pid, (parent, _) in table.items()}, [root]))
+def _descendants(table: dict[int, Proc], root: int) -> set[int]:
+    return set(below(table, [root])) if root in table else set()
 
 
 def _runnable() -> int:

@@ -17,7 +17,6 @@ process hold six times the output on a task KernelBench sizes at gigabytes.
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +62,7 @@ def timed_round(session: Session, names: list[str], plan: Plan, verdict: Verdict
     samples: Samples = {}
     mismatches: dict[str, list[str]] = {}
     for name in order:
-        with nullcontext() if name == "candidate" else session.candidate_held():
+        with session.candidate_held(name):
             found = _sequence(session, name, plan, verdict, at_once, mismatches)
         for key, values in found.items():
             samples.setdefault(key, []).extend(values)

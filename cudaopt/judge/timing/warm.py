@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection
-from contextlib import nullcontext
 from typing import Any
 
 from cudaopt.judge.building.caches import cache_root
@@ -161,7 +160,7 @@ def _round(session: Session, verdict: Verdict, names: list[str], calls: int,
     session.rand_shuffle(order)
     replies = {}
     for name in order:
-        with nullcontext() if name == "candidate" else session.candidate_held():
+        with session.candidate_held(name):
             replies[name] = _burst(session, verdict, name, seeds, profile=name in profile,
                                    reuse=reuse, keep=name in ("eager", "candidate"))
     chosen = list(range(calls))

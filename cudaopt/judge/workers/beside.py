@@ -24,20 +24,14 @@ candidate's process tree around the baselines' calls instead (`Session.candidate
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from cudaopt.judge.workers.quiet import descendants
+from cudaopt.judge.workers.proctable import Proc, below, processes
 
 #: CPU seconds the candidate's other processes may use over a measurement: a few ticks
 #: (10 ms each) of a helper's wake-ups, not one core's share of any measurement.
 SPAWNED_MIN_S = 0.05
 #: The launchers the judge itself puts around the worker (the sandbox).
 WRAPPERS = frozenset({"bwrap"})
-_PROC = Path("/proc")
-_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
-#: pid -> (parent pid, name, its own CPU seconds, those of its children it has reaped)
-Table = dict[int, tuple[int, str, float, float]]
+Table = dict[int, Proc]
 
 
 class Beside:
@@ -47,21 +41,20 @@ class Beside:
         """`launcher`: the process the judge started for the candidate (the worker itself,
         or the sandbox that runs it)."""
         self.launcher = launcher
-        table = _processes()
+        table = processes()
         self.chain = _chain(table, launcher)
         self.start = self._spawned(table)
 
     def _spawned(self, table: Table) -> dict[int, float]:
         """CPU seconds of each process below the launcher; of the worker and its wrappers,
         only what their children used that they have reaped."""
-        parents = {pid: parent for pid, (parent, *_) in table.items()}
-        return {pid: table[pid][3] + (0.0 if pid in self.chain else table[pid][2])
-                for pid in descendants(parents, [self.launcher]) if pid in table}
+        return {pid: table[pid].reaped_s + (0.0 if pid in self.chain else table[pid].own_s)
+                for pid in below(table, [self.launcher]) if pid in table}
 
     def reasons(self) -> list[str]:
         """Why the measurement cannot be trusted for the candidate's own processes; empty
         when none ran."""
-        end = self._spawned(_processes())
+        end = self._spawned(processes())
         used_s = sum(cpu - self.start.get(pid, 0.0) for pid, cpu in end.items())
         if used_s < SPAWNED_MIN_S:
             return []
@@ -69,30 +62,13 @@ class Beside:
                 "timed (load of its own, which slows the baselines)"]
 
 
-def _processes() -> Table:
-    table = {}
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        # after the name: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
-        own_s, reaped_s = (sum(int(v) for v in fields[i:i + 2]) * _TICK_S for i in (11, 13))
-        table[int(entry.name)] = (int(fields[1]), name, own_s, reaped_s)
-    return table
-
-
 def _chain(table: Table, launcher: int) -> set[int]:
     """The launcher, the wrappers below it, and the first process that is none: the worker."""
     chain, pid = {launcher}, launcher
-    while pid in table and table[pid][1] in WRAPPERS:
-        below = [child for child, (parent, *_) in table.items() if parent == pid]
-        if len(below) != 1:
+    while pid in table and table[pid].name in WRAPPERS:
+        children = [child for child, proc in table.items() if proc.parent == pid]
+        if len(children) != 1:
             break
-        pid = below[0]
+        pid = children[0]
         chain.add(pid)
     return chain

@@ -25,38 +25,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from cudaopt.judge.workers.proctable import below, processes
+
 
 def family(pids: list[int]) -> list[int]:
     """`pids` and every descendant of theirs alive now, each parent before its children
     (read from /proc, where a sandbox's processes show under the host's numbers)."""
-    parent_of: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            parent_of[int(entry.name)] = int(
-                (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile
-    return descendants(parent_of, pids)
-
-
-def descendants(parent_of: dict[int, int], roots: list[int]) -> list[int]:
-    """`roots` and every process below them in `parent_of` (pid -> parent pid), each parent
-    before its children."""
-    children: dict[int, list[int]] = {}
-    for pid, parent in parent_of.items():
-        children.setdefault(parent, []).append(pid)
-    found: list[int] = []
-    seen: set[int] = set()
-    queue = list(roots)
-    while queue:
-        pid = queue.pop(0)
-        if pid not in seen:
-            seen.add(pid)
-            found.append(pid)
-            queue += children.get(pid, [])
-    return found
+    return below(processes(), pids)
 
 
 def _running(pid: int) -> bool:

@@ -87,13 +87,14 @@ class Session:
         """A watch on the processes the candidate starts, for the measurement starting now."""
         return Beside(self.candidate.proc.pid)
 
-    def candidate_held(self) -> AbstractContextManager:
-        """Around a baseline's timed calls on a CPU: the candidate's process, and every
-        process it started, stopped, so that nothing of the candidate's (a thread or a
-        process it left running, whatever it is) runs while they are timed and takes their
-        cores. It waits for its next command meanwhile in any case. On a GPU its threads
-        stay where they are (see docs/development.md, owed item 20)."""
-        if self.device != "cpu" or self._candidate is None:
+    def candidate_held(self, contestant: str) -> AbstractContextManager:
+        """Around `contestant`'s timed calls, when it is a baseline, on a CPU: the
+        candidate's process, and every process it started, stopped, so that nothing of the
+        candidate's (a thread or a process it left running, whatever it is) runs while they
+        are timed and takes their cores. It waits for its next command meanwhile in any
+        case. On a GPU its threads stay where they are (see docs/development.md, owed item
+        20)."""
+        if contestant == "candidate" or self.device != "cpu" or self._candidate is None:
             return nullcontext()
         return stopped([self._candidate.proc.pid])
 

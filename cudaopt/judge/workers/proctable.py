@@ -1,0 +1,60 @@
+"""The host's processes as /proc shows them, read in one pass: who started whom, and what CPU
+time each has used. A sandbox's processes show there under the host's numbers, so the judge
+finds a candidate's whole tree, whatever namespaces it runs in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+_PROC = Path("/proc")
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+class Proc(NamedTuple):
+    parent: int
+    name: str  # the kernel's short name of its program (`comm`)
+    own_s: float  # CPU seconds of its own threads
+    reaped_s: float  # CPU seconds of the children it has waited for
+
+
+def processes() -> dict[int, Proc]:
+    """Every process alive now, by pid; one that goes while it is read is left out."""
+    table = {}
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            # after the name: state ppid ... utime(11) stime(12) cutime(13) cstime(14)
+            own_s, reaped_s = (sum(int(v) for v in fields[i:i + 2]) * _TICK_S for i in (11, 13))
+            table[int(entry.name)] = Proc(int(fields[1]), stat[stat.index("(") + 1:
+                                                               stat.rindex(")")], own_s, reaped_s)
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return table
+
+
+def below(table: dict[int, Proc], roots: list[int]) -> list[int]:
+    """`roots` and every process below them in `table`, each parent before its children."""
+    return descendants({pid: proc.parent for pid, proc in table.items()}, roots)
+
+
+def descendants(parent_of: dict[int, int], roots: list[int]) -> list[int]:
+    """`roots` and every process below them in `parent_of` (pid -> parent pid), each parent
+    before its children."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parent_of.items():
+        children.setdefault(parent, []).append(pid)
+    found: list[int] = []
+    seen: set[int] = set()
+    queue = list(roots)
+    while queue:
+        pid = queue.pop(0)
+        if pid not in seen:
+            seen.add(pid)
+            found.append(pid)
+            queue += children.get(pid, [])
+    return found
