@@ -51,3 +51,11 @@ def test_a_waiting_child_and_the_workers_own_work_are_not_load() -> None:
             "import threading\n"
             f"threading.Thread(target=lambda: exec({SPIN.format(s=1)!r}), daemon=True).start()")
     assert _watched(body) == []
+
+
+def test_a_worker_that_names_itself_after_the_sandbox_does_not_hide_its_child() -> None:
+    """A process may set its own short name; the chain of wrappers follows executables."""
+    body = ("import ctypes\nctypes.CDLL(None).prctl(15, b'bwrap', 0, 0, 0)\n"
+            f"subprocess.Popen([sys.executable, '-c', {SPIN.format(s=5)!r}])")
+    found = _watched(body)
+    assert found and found[0].startswith("processes the candidate started used"), found

@@ -24,6 +24,8 @@ candidate's process tree around the baselines' calls instead (`Session.candidate
 
 from __future__ import annotations
 
+import os
+
 from cudaopt.judge.workers.proctable import Proc, below, processes
 
 #: CPU seconds the candidate's other processes may use over a measurement: a few ticks
@@ -65,10 +67,21 @@ class Beside:
 def _chain(table: Table, launcher: int) -> set[int]:
     """The launcher, the wrappers below it, and the first process that is none: the worker."""
     chain, pid = {launcher}, launcher
-    while pid in table and table[pid].name in WRAPPERS:
+    while pid in table and _program(pid, table[pid]) in WRAPPERS:
         children = [child for child, proc in table.items() if proc.parent == pid]
         if len(children) != 1:
             break
         pid = children[0]
         chain.add(pid)
     return chain
+
+
+def _program(pid: int, proc: Proc) -> str:
+    """The name of the program a process runs: its executable's, which only an `exec` can
+    change, where that can be read; the short name it goes by (`comm`) otherwise, which any
+    process may set for itself (a candidate naming itself after the sandbox would otherwise
+    take a child of its own into the chain)."""
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return proc.name
