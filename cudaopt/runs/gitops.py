@@ -187,15 +187,10 @@ def commit_message(task: Path, verdict: Verdict, meta: RunMeta) -> str:
     return subject + "\n\n" + "\n".join(body) + "\n"
 
 
-def secret_values(env: dict[str, str] | None = None) -> dict[str, str]:
-    """Values of API keys, tokens, passwords and other credentials in the environment."""
-    return secrets.secret_values(dict(os.environ) if env is None else env)
-
-
 def scan_secrets(files: dict[str, Path], dotenv: dict[str, str] | None = None) -> None:
     """Refuse to commit anything that holds a configured secret's value; name the file.
     Every value set in a `.env` file (`dotenv`) counts, whatever its name."""
-    found = secret_values()
+    found = secrets.secret_values(os.environ)
     found.update({f"{name} (from .env)": value for name, value in (dotenv or {}).items()
                   if len(value) >= secrets.MIN_SECRET_CHARS})
     for name, path in files.items():

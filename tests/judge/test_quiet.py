@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cudaopt.judge import JudgeOptions, Status, check, worker_env
-from cudaopt.judge.workers import template
+from cudaopt.judge.workers import proctable, template
 from cudaopt.judge.workers.pool import JudgePool
 from cudaopt.judge.workers.quiet import family, kept_off, stopped
 
@@ -51,6 +51,25 @@ def _states(pids: list[int]) -> list[str]:
     return [Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] for pid in pids]
 
 
+#: a process that starts a sleeping child every 2 ms, up to 300 of them
+FORKING = ("import os, time\n"
+           "for _ in range(300):\n"
+           "    if os.fork() == 0:\n"
+           "        time.sleep(120); os._exit(0)\n"
+           "    time.sleep(0.002)\n"
+           "time.sleep(120)")
+
+
+@pytest.fixture(params=["listed", "scanned"])
+def lists_children(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The holds both ways: by the kernel's lists of children, and, where it keeps none,
+    by one read of all of /proc."""
+    if request.param == "listed" and not proctable.LISTS_CHILDREN:
+        pytest.skip("this kernel keeps no lists of children (CONFIG_PROC_CHILDREN)")
+    monkeypatch.setattr(proctable, "LISTS_CHILDREN", request.param == "listed")
+
+
+@pytest.mark.usefixtures("lists_children")
 def test_a_process_and_the_ones_it_started_are_stopped_then_continued() -> None:
     parent = subprocess.Popen([sys.executable, "-c", TREE])
     try:
@@ -62,6 +81,26 @@ def test_a_process_and_the_ones_it_started_are_stopped_then_continued() -> None:
             assert len(held) == 2 and held[0] == parent.pid
             assert _states(held) == ["T", "T"]
         assert "T" not in _states(held)
+    finally:
+        for pid in family([parent.pid])[::-1]:
+            subprocess.run(["kill", "-9", str(pid)], check=False)
+        parent.wait()
+
+
+@pytest.mark.usefixtures("lists_children")
+def test_a_process_starting_others_as_it_is_held_has_each_of_them_stopped() -> None:
+    """The hold stops what it found and waits for it before it looks for their children, so
+    a child started while the hold begins is not missed (one read of /proc, then the
+    signals, missed one in most holds)."""
+    parent = subprocess.Popen([sys.executable, "-c", FORKING])
+    try:
+        while len(family([parent.pid])) < 20:
+            time.sleep(0.01)
+        for _ in range(20):
+            with stopped([parent.pid]):
+                tree = family([parent.pid])
+                assert set(_states(tree)) <= {"T", "Z"}, (len(tree), _states(tree))
+            time.sleep(0.005)
     finally:
         for pid in family([parent.pid])[::-1]:
             subprocess.run(["kill", "-9", str(pid)], check=False)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from cudaopt.judge.workers import proctable
 from cudaopt.judge.workers.proctable import below, processes
 
 
@@ -50,18 +51,40 @@ def _signal(pids: list[int], sig: signal.Signals) -> None:
 
 @contextlib.contextmanager
 def stopped(pids: list[int]) -> Iterator[list[int]]:
-    """`pids` and their descendants stopped (SIGSTOP, parents first, so none starts a
-    process meanwhile; waited for, up to a second) for the block, continued after it,
+    """`pids` and their descendants stopped (SIGSTOP) for the block, continued after it,
     children first; yields what it stopped."""
-    held = family(pids) if pids else []
-    _signal(held, signal.SIGSTOP)
-    deadline = time.monotonic() + 1.0  # a signal lands when its process is next scheduled
-    while any(_running(pid) for pid in held) and time.monotonic() < deadline:
-        time.sleep(0.001)
+    held = _stop(list(dict.fromkeys(pids)), time.monotonic() + 1.0)
     try:
         yield held
     finally:
         _signal(held[::-1], signal.SIGCONT)
+
+
+def _stop(pids: list[int], deadline: float) -> list[int]:
+    """Stop `pids`, then the processes below them, a generation at a time, each waited for
+    (a signal lands when its process is next scheduled; up to `deadline`) before the next
+    is looked for: a stopped process starts none, so none started meanwhile is missed."""
+    held, seen, found = [], set(pids), pids
+    while found:
+        _stop_now(found, deadline)
+        held += found
+        found = [pid for pid in _below(held, found) if pid not in seen]
+        seen.update(found)
+    return held
+
+
+def _below(held: list[int], last: list[int]) -> list[int]:
+    """The children of the `last` processes stopped, from the kernel's lists of them; where
+    it keeps none, every process below those `held`, from one read of all of /proc."""
+    if proctable.LISTS_CHILDREN:
+        return [child for pid in last for child in proctable.children(pid)]
+    return family(held)
+
+
+def _stop_now(pids: list[int], deadline: float) -> None:
+    _signal(pids, signal.SIGSTOP)
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.0001)
 
 
 def _threads(pid: int) -> list[int]:
