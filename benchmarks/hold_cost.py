@@ -63,7 +63,10 @@ def main() -> None:
     worker = subprocess.Popen([sys.executable, "-c", WORKER, args.device, str(args.children)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
+        assert worker.stdout is not None
+        if worker.stdout.readline().strip() != "ready":
+            raise SystemExit(f"the held process did not start on {args.device} (its error "
+                             "is above)")
         took_ms = _holds_ms(worker.pid, args.holds)
         assert worker.stdin is not None
         worker.stdin.write("go\n")
