@@ -5,9 +5,11 @@ Real processes: the pool's, and a small tree."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,13 +62,21 @@ FORKING = ("import os, time\n"
            "time.sleep(120)")
 
 
-@pytest.fixture(params=["listed", "scanned"])
-def lists_children(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The holds both ways: by the kernel's lists of children, and, where it keeps none,
-    by one read of all of /proc."""
-    if request.param == "listed" and not proctable.LISTS_CHILDREN:
+@pytest.fixture(params=["listed", "scanned", "emptied"])
+def lists_children(request: pytest.FixtureRequest,
+                   monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The holds three ways: by the kernel's lists of children; where it keeps none, by
+    reads of all of /proc; and where it keeps them empty (as an emulated /proc may), by
+    those reads once the lists have been found wanting."""
+    if request.param != "scanned" and not proctable.LISTS_CHILDREN:
         pytest.skip("this kernel keeps no lists of children (CONFIG_PROC_CHILDREN)")
-    monkeypatch.setattr(proctable, "LISTS_CHILDREN", request.param == "listed")
+    monkeypatch.setattr(proctable, "LISTS_CHILDREN", request.param != "scanned")
+    monkeypatch.setattr(proctable, "LISTS_AGREED", [])
+    if request.param == "emptied":
+        monkeypatch.setattr(proctable, "children", lambda pid: [])
+    yield
+    assert proctable.LISTS_AGREED == {"listed": [True], "scanned": [],
+                                      "emptied": [False]}[request.param]
 
 
 @pytest.mark.usefixtures("lists_children")
@@ -92,7 +102,7 @@ def test_a_process_starting_others_as_it_is_held_has_each_of_them_stopped() -> N
     """The hold stops what it found and waits for it before it looks for their children, so
     a child started while the hold begins is not missed (one read of /proc, then the
     signals, missed one in most holds)."""
-    parent = subprocess.Popen([sys.executable, "-c", FORKING])
+    parent = subprocess.Popen([sys.executable, "-c", FORKING], start_new_session=True)
     try:
         while len(family([parent.pid])) < 20:
             time.sleep(0.01)
@@ -102,8 +112,7 @@ def test_a_process_starting_others_as_it_is_held_has_each_of_them_stopped() -> N
                 assert set(_states(tree)) <= {"T", "Z"}, (len(tree), _states(tree))
             time.sleep(0.005)
     finally:
-        for pid in family([parent.pid])[::-1]:
-            subprocess.run(["kill", "-9", str(pid)], check=False)
+        os.killpg(parent.pid, signal.SIGKILL)  # its children too, however many it started
         parent.wait()
 
 

@@ -13,6 +13,9 @@ _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 #: Whether the kernel lists each thread's children (/proc/PID/task/TID/children: Linux 3.5+
 #: built with CONFIG_PROC_CHILDREN, as the common distributions' kernels are).
 LISTS_CHILDREN = (_PROC / "self" / "task" / str(os.getpid()) / "children").exists()
+#: Whether those lists matched /proc's table the first time there were children to compare:
+#: empty until then (an emulated /proc may have the files and leave them empty)
+LISTS_AGREED: list[bool] = []
 
 
 class Proc(NamedTuple):
@@ -58,6 +61,25 @@ def children(pid: int) -> list[int]:
         except OSError:
             continue  # that thread is gone; its children went to another of pid's
     return found
+
+
+def children_listed(pids: list[int]) -> list[int] | None:
+    """The children of `pids`, which must be stopped, from the kernel's lists (`children`);
+    None where there are no lists, or where they have not matched /proc's table. They are
+    compared with it once, the first time there are children to compare: a process that
+    reaped or started a child between the two reads makes them differ too, and the lists
+    are then left aside, which costs time, never a child."""
+    if not LISTS_CHILDREN or LISTS_AGREED == [False]:
+        return None
+    listed = [child for pid in pids for child in children(pid)]
+    if not LISTS_AGREED:
+        parents = set(pids)
+        scanned = {pid for pid, proc in processes().items() if proc.parent in parents}
+        if scanned or listed:
+            LISTS_AGREED.append(scanned == set(listed))
+        if scanned != set(listed):
+            return None
+    return listed
 
 
 def below(table: dict[int, Proc], roots: list[int]) -> list[int]:

@@ -75,10 +75,10 @@ def _stop(pids: list[int], deadline: float) -> list[int]:
 
 def _below(held: list[int], last: list[int]) -> list[int]:
     """The children of the `last` processes stopped, from the kernel's lists of them; where
-    it keeps none, every process below those `held`, from one read of all of /proc."""
-    if proctable.LISTS_CHILDREN:
-        return [child for pid in last for child in proctable.children(pid)]
-    return family(held)
+    those cannot be had or trusted, every process below those `held`, from one read of all
+    of /proc."""
+    listed = proctable.children_listed(last)
+    return family(held) if listed is None else listed
 
 
 def _stop_now(pids: list[int], deadline: float) -> None:
