@@ -13,8 +13,9 @@ _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 #: Whether the kernel lists each thread's children (/proc/PID/task/TID/children: Linux 3.5+
 #: built with CONFIG_PROC_CHILDREN, as the common distributions' kernels are).
 LISTS_CHILDREN = (_PROC / "self" / "task" / str(os.getpid()) / "children").exists()
-#: Whether those lists matched /proc's table the first time there were children to compare:
-#: empty until then (an emulated /proc may have the files and leave them empty)
+#: Whether those lists matched /proc's table the first time there were children to compare
+#: (once per thread holding then): empty until then (an emulated /proc may have the files
+#: and leave them empty)
 LISTS_AGREED: list[bool] = []
 
 
@@ -69,7 +70,7 @@ def children_listed(pids: list[int]) -> list[int] | None:
     compared with it once, the first time there are children to compare: a process that
     reaped or started a child between the two reads makes them differ too, and the lists
     are then left aside, which costs time, never a child."""
-    if not LISTS_CHILDREN or LISTS_AGREED == [False]:
+    if not LISTS_CHILDREN or False in LISTS_AGREED:
         return None
     listed = [child for pid in pids for child in children(pid)]
     if not LISTS_AGREED:
