@@ -76,9 +76,10 @@ def children_listed(pids: list[int]) -> list[int] | None:
     if not LISTS_AGREED:
         parents = set(pids)
         scanned = {pid for pid, proc in processes().items() if proc.parent in parents}
+        agreed = scanned == set(listed)
         if scanned or listed:
-            LISTS_AGREED.append(scanned == set(listed))
-        if scanned != set(listed):
+            LISTS_AGREED.append(agreed)
+        if not agreed:
             return None
     return listed
 

@@ -25,8 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from cudaopt.judge.workers import proctable
-from cudaopt.judge.workers.proctable import below, processes
+from cudaopt.judge.workers.proctable import below, children_listed, processes
 
 
 def family(pids: list[int]) -> list[int]:
@@ -77,7 +76,7 @@ def _below(held: list[int], last: list[int]) -> list[int]:
     """The children of the `last` processes stopped, from the kernel's lists of them; where
     those cannot be had or trusted, every process below those `held`, from one read of all
     of /proc."""
-    listed = proctable.children_listed(last)
+    listed = children_listed(last)
     return family(held) if listed is None else listed
 
 
